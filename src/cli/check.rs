@@ -1,0 +1,151 @@
+//! `frontier check`: verdict, offsets, error and unit counts, one JSON object per file.
+
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+
+use frontier::contract::{ErrorKind, Outcome, PushParser, Verdict};
+use frontier::event::Event;
+
+use super::input;
+use super::lang::{dispatch, LangArgs, WithParser};
+
+/// Flags of `check`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    lang: LangArgs,
+    /// Feed the parser N bytes at a time (default: as read, 64 KiB).
+    #[arg(long)]
+    chunk: Option<usize>,
+    /// Print one JSON object per file (the stable format).
+    #[arg(long)]
+    json: bool,
+    /// The files to check; `-` is standard input.
+    #[arg(required = true)]
+    files: Vec<String>,
+}
+
+/// The report on one file, in the key order of the stable format.
+#[derive(Serialize)]
+struct Report<'a> {
+    file: &'a str,
+    verdict: &'static str,
+    consumed: u64,
+    confirmed: u64,
+    error: Option<ErrorReport>,
+    units: Units,
+}
+
+/// An error as `check --json` and `trace` print it.
+#[derive(Serialize, Clone, Copy)]
+pub struct ErrorReport {
+    pub offset: u64,
+    pub byte: u8,
+    pub kind: &'static str,
+}
+
+impl ErrorReport {
+    pub fn of<K: ErrorKind>(e: &frontier::ParseError<K>) -> ErrorReport {
+        ErrorReport {
+            offset: e.offset,
+            byte: e.byte,
+            kind: e.kind.as_str(),
+        }
+    }
+}
+
+struct Units(Vec<(&'static str, u64)>);
+
+impl Serialize for Units {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (kind, n) in &self.0 {
+            map.serialize_entry(kind, n)?;
+        }
+        map.end()
+    }
+}
+
+struct CheckFile<'a> {
+    path: &'a str,
+    chunk: Option<usize>,
+}
+
+impl WithParser for CheckFile<'_> {
+    type Output = std::io::Result<(Outcome<&'static str>, Vec<(&'static str, u64)>)>;
+
+    fn run<P: PushParser>(self, mut parser: P) -> Self::Output {
+        let mut counts: Vec<(&'static str, u64)> = P::UNITS.iter().map(|u| (*u, 0)).collect();
+        let mut count = |unit: Option<&'static str>| {
+            if let Some(unit) = unit {
+                if let Some(entry) = counts.iter_mut().find(|(k, _)| *k == unit) {
+                    entry.1 += 1;
+                }
+            }
+        };
+        input::for_each_chunk(self.path, self.chunk, |piece| {
+            parser.push(piece, &mut |e| count(e.unit())).is_ok()
+        })?;
+        let outcome = parser.finish(&mut |e| count(e.unit()));
+        Ok((erase_kind(outcome), counts))
+    }
+}
+
+/// Replaces the language's error kind by its name, so commands can share one report type.
+pub fn erase_kind<K: ErrorKind>(outcome: Outcome<K>) -> Outcome<&'static str> {
+    let verdict = match outcome.verdict {
+        Verdict::Complete => Verdict::Complete,
+        Verdict::Incomplete => Verdict::Incomplete,
+        Verdict::Error(e) => Verdict::Error(frontier::ParseError {
+            offset: e.offset,
+            byte: e.byte,
+            kind: e.kind.as_str(),
+        }),
+    };
+    Outcome {
+        verdict,
+        consumed: outcome.consumed,
+        confirmed: outcome.confirmed,
+    }
+}
+
+pub fn run(args: Args) -> Result<i32, String> {
+    let mut all_complete = true;
+    for path in &args.files {
+        let (outcome, units) = dispatch(&args.lang, CheckFile { path, chunk: args.chunk })?
+            .map_err(|e| format!("{path}: {e}"))?;
+        all_complete &= matches!(outcome.verdict, Verdict::Complete);
+        let error = outcome.verdict.error().map(|e| ErrorReport {
+            offset: e.offset,
+            byte: e.byte,
+            kind: e.kind,
+        });
+        if args.json {
+            let report = Report {
+                file: path,
+                verdict: outcome.verdict.as_str(),
+                consumed: outcome.consumed,
+                confirmed: outcome.confirmed,
+                error,
+                units: Units(units),
+            };
+            println!("{}", serde_json::to_string(&report).map_err(|e| e.to_string())?);
+        } else {
+            let units: Vec<String> = units.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            match error {
+                Some(e) => println!(
+                    "{path}: error: {} at byte {} (0x{:02x}); {} bytes confirmed; {}",
+                    e.kind, e.offset, e.byte, outcome.confirmed, units.join(", ")
+                ),
+                None => println!(
+                    "{path}: {} after {} bytes, {} confirmed; {}",
+                    outcome.verdict.as_str(),
+                    outcome.consumed,
+                    outcome.confirmed,
+                    units.join(", ")
+                ),
+            }
+        }
+    }
+    Ok(if all_complete { 0 } else { 1 })
+}

@@ -1,0 +1,56 @@
+//! `--lang`, `--mode` and the limits, turned into a parser.
+//!
+//! Commands are generic over [`PushParser`]; they implement [`WithParser`] and [`dispatch`]
+//! calls them with the parser the flags name. Adding a language or a mode is one arm here.
+
+use clap::{Args, ValueEnum};
+
+use frontier::contract::PushParser;
+use frontier::ctl::{CtlParser, Limits};
+
+/// The languages of `--lang`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Lang {
+    /// CTL, the line-framed tool-call language.
+    Ctl,
+}
+
+/// The flags that choose and configure a parser.
+#[derive(Args, Debug, Clone)]
+pub struct LangArgs {
+    /// The language of the input.
+    #[arg(long, value_enum)]
+    pub lang: Lang,
+    /// A mode of that language (ctl: strict).
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// CTL: bytes in one header line, LF included.
+    #[arg(long, default_value_t = Limits::DEFAULT_MAX_LINE)]
+    pub max_line: u32,
+    /// CTL: the largest argument, in bytes.
+    #[arg(long, default_value_t = Limits::DEFAULT_MAX_ARG)]
+    pub max_arg: u64,
+}
+
+/// A command that runs with whichever parser the flags name.
+pub trait WithParser {
+    /// What the command returns.
+    type Output;
+    /// Runs the command with `parser`.
+    fn run<P: PushParser>(self, parser: P) -> Self::Output;
+}
+
+/// Builds the parser the flags name and runs `command` with it.
+pub fn dispatch<C: WithParser>(args: &LangArgs, command: C) -> Result<C::Output, String> {
+    let mode = args.mode.as_deref();
+    match (args.lang, mode) {
+        (Lang::Ctl, None | Some("strict")) => Ok(command.run(CtlParser::new(Limits {
+            max_line: args.max_line,
+            max_arg: args.max_arg,
+        }))),
+        (lang, Some(mode)) => Err(format!(
+            "unknown mode {mode:?} for --lang {}",
+            lang.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default()
+        )),
+    }
+}

@@ -1,0 +1,58 @@
+//! The command line. Each command lives in a module of its own; [`lang`] turns `--lang` and
+//! `--mode` into a parser, so that every command works for every language through one generic
+//! function.
+
+mod check;
+mod events;
+mod calls;
+mod input;
+mod lang;
+mod trace;
+
+use clap::{Parser, Subcommand};
+
+/// Exit status when a command could not run (usage, unreadable file).
+pub const EXIT_USAGE: i32 = 2;
+
+#[derive(Parser, Debug)]
+#[command(name = "frontier", version, about = "Streaming parsers for model output: confirmed events and next-allowed bytes")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Parse files and report verdict, offsets, error and unit counts.
+    Check(check::Args),
+    /// Print the allowed set and accepting flag after every prefix.
+    Trace(trace::Args),
+    /// Print the confirmed events as JSON lines.
+    Events(events::Args),
+    /// Print the confirmed tool calls of a CTL stream.
+    Calls(calls::Args),
+}
+
+/// Runs the CLI and returns the exit status.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_USAGE } else { 0 };
+        }
+    };
+    let result = match cli.command {
+        Command::Check(args) => check::run(args),
+        Command::Trace(args) => trace::run(args),
+        Command::Events(args) => events::run(args),
+        Command::Calls(args) => calls::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("frontier: {e}");
+            EXIT_USAGE
+        }
+    }
+}

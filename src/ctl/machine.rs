@@ -1,0 +1,382 @@
+//! The CTL recogniser: grammar and limits as a `Copy` state machine.
+//!
+//! ```text
+//!            "call "          id        SP       name       LF
+//! Between ──────────▶ Token(Id) ──▶ … ──▶ Token(Name) ──▶ … ──▶ InFrame
+//!    ▲                                                            │ "arg "  key SP nbytes LF
+//!    │ "end\n"                                                    ├──────────────────────────▶ Body(n) ─▶ InFrame
+//!    └────────────────────────────────────────────────────────────┘
+//! ```
+//!
+//! Every header state knows the fewest bytes that can still finish its line
+//! ([`State::min_rest`]), so the line limit is checked per transition: a byte is allowed only
+//! if the line can still end within `max_line` after it.
+
+use crate::byteset::ByteSet;
+use crate::contract::ParseError;
+
+use super::{CtlErrorKind, Limits, TOKEN_CHARS};
+
+const DIGITS: ByteSet = ByteSet::range(b'0', b'9');
+
+/// A keyword a line starts with, SP or LF included.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Word {
+    Call,
+    Arg,
+    End,
+}
+
+impl Word {
+    const fn text(self) -> &'static [u8] {
+        match self {
+            Word::Call => b"call ",
+            Word::Arg => b"arg ",
+            Word::End => b"end\n",
+        }
+    }
+}
+
+/// Which token a run of token characters is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Id,
+    Name,
+    Key,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// At a frame boundary: the stream so far is a sentence.
+    Between,
+    /// At the start of a line inside a frame: `arg` or `end` comes next.
+    InFrame,
+    /// `matched` bytes of a keyword seen.
+    Word { word: Word, matched: u8 },
+    /// Inside a token; `empty` until its first character.
+    Token { field: Field, empty: bool },
+    /// Inside `nbytes`; `digits` seen so far, with their value.
+    Size { value: u64, digits: u8 },
+    /// Inside an argument body with `remaining` bytes to go.
+    Body { remaining: u64 },
+}
+
+impl State {
+    /// The fewest bytes, LF included, that can still finish the current header line.
+    const fn min_rest(self) -> u32 {
+        match self {
+            State::Between | State::InFrame | State::Body { .. } => 0,
+            // "call " id SP name LF, "arg " key SP digit LF, "end\n"
+            State::Word { word: Word::Call, matched } => 9 - matched as u32,
+            State::Word { word: Word::Arg, matched } => 8 - matched as u32,
+            State::Word { word: Word::End, matched } => 4 - matched as u32,
+            State::Token { field: Field::Id | Field::Key, empty } => 3 + empty as u32,
+            State::Token { field: Field::Name, empty } => 1 + empty as u32,
+            State::Size { digits, .. } => 1 + (digits == 0) as u32,
+        }
+    }
+}
+
+/// What one byte did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A byte inside a header line that does not finish it.
+    Header,
+    /// The LF of a `call` line.
+    CallLine,
+    /// The LF of an `arg` line announcing `len` body bytes.
+    ArgLine {
+        /// The argument's `nbytes`.
+        len: u64,
+    },
+    /// The LF of `end`: the call is complete.
+    CallEnd,
+    /// A body byte; `last` when it completes the argument.
+    Body {
+        /// Whether this byte was the argument's last.
+        last: bool,
+    },
+}
+
+/// The CTL recogniser: a few words of state, `Copy`, exact `allowed()` in constant time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CtlMachine {
+    state: State,
+    line_len: u32,
+    limits: Limits,
+    consumed: u64,
+    error: Option<ParseError<CtlErrorKind>>,
+}
+
+impl Default for CtlMachine {
+    fn default() -> Self {
+        CtlMachine::new(Limits::default())
+    }
+}
+
+impl CtlMachine {
+    /// A machine at the start of a stream.
+    pub const fn new(limits: Limits) -> CtlMachine {
+        CtlMachine {
+            state: State::Between,
+            line_len: 0,
+            limits,
+            consumed: 0,
+            error: None,
+        }
+    }
+
+    /// The limits this machine enforces.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Bytes accepted so far.
+    pub fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// Bytes of the current, unfinished header line.
+    pub fn line_len(&self) -> u32 {
+        self.line_len
+    }
+
+    /// The sticky error, if any.
+    pub fn error(&self) -> Option<ParseError<CtlErrorKind>> {
+        self.error
+    }
+
+    /// Whether the stream so far ends at a frame boundary.
+    pub fn accepting(&self) -> bool {
+        self.error.is_none() && self.state == State::Between
+    }
+
+    /// Body bytes still owed by the current argument (0 outside a body).
+    pub fn body_remaining(&self) -> u64 {
+        match self.state {
+            State::Body { remaining } => remaining,
+            _ => 0,
+        }
+    }
+
+    /// Whether a header line could still end within `max_line` after one more byte that
+    /// leads to `next`.
+    #[inline]
+    fn fits(&self, next: State) -> bool {
+        self.line_len as u64 + 1 + next.min_rest() as u64 <= self.limits.max_line as u64
+    }
+
+    fn set_if_fits(&self, set: ByteSet, next: State) -> ByteSet {
+        if self.fits(next) {
+            set
+        } else {
+            ByteSet::EMPTY
+        }
+    }
+
+    /// The digits that may extend `nbytes`: those that keep it within `max_arg`, and none
+    /// after a leading `0`.
+    fn digits_within_bound(&self, value: u64, digits: u8) -> ByteSet {
+        if digits == 1 && value == 0 {
+            return ByteSet::EMPTY; // no leading zeros
+        }
+        match value.checked_mul(10) {
+            Some(base) if base <= self.limits.max_arg => {
+                let top = (self.limits.max_arg - base).min(9) as u8;
+                ByteSet::range(b'0', b'0' + top)
+            }
+            _ => ByteSet::EMPTY,
+        }
+    }
+
+    /// The bytes that may come next. Empty after an error.
+    pub fn allowed(&self) -> ByteSet {
+        if self.error.is_some() {
+            return ByteSet::EMPTY;
+        }
+        match self.state {
+            State::Between => self.set_if_fits(
+                ByteSet::single(b'c'),
+                State::Word { word: Word::Call, matched: 1 },
+            ),
+            State::InFrame => self
+                .set_if_fits(ByteSet::single(b'a'), State::Word { word: Word::Arg, matched: 1 })
+                .union(self.set_if_fits(
+                    ByteSet::single(b'e'),
+                    State::Word { word: Word::End, matched: 1 },
+                )),
+            State::Word { word, matched } => self.set_if_fits(
+                ByteSet::single(word.text()[matched as usize]),
+                advance_word(word, matched + 1),
+            ),
+            State::Token { field, empty } => {
+                let more = self.set_if_fits(TOKEN_CHARS, State::Token { field, empty: false });
+                if empty {
+                    more
+                } else {
+                    more.union(self.set_if_fits(token_end_byte(field), after_token(field)))
+                }
+            }
+            State::Size { value, digits } => {
+                let more = self.set_if_fits(
+                    self.digits_within_bound(value, digits),
+                    State::Size { value, digits: digits.saturating_add(1) },
+                );
+                if digits == 0 {
+                    more
+                } else {
+                    more.union(self.set_if_fits(ByteSet::single(b'\n'), State::InFrame))
+                }
+            }
+            State::Body { .. } => ByteSet::FULL,
+        }
+    }
+
+    /// Takes one byte. On a refusal the machine enters its sticky error state.
+    #[inline]
+    pub fn step(&mut self, byte: u8) -> Result<Step, ParseError<CtlErrorKind>> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        match self.transition(byte) {
+            Ok((next, step)) => {
+                self.state = next;
+                self.consumed += 1;
+                self.line_len = match step {
+                    Step::Header => self.line_len + 1,
+                    _ => 0,
+                };
+                Ok(step)
+            }
+            Err(kind) => {
+                let error = ParseError {
+                    offset: self.consumed,
+                    byte,
+                    kind,
+                };
+                self.error = Some(error);
+                Err(error)
+            }
+        }
+    }
+
+    /// Consumes up to `n` body bytes at once; returns how many were taken and whether they
+    /// completed the argument. Outside a body it takes nothing.
+    #[inline]
+    pub fn skip_body(&mut self, n: u64) -> (u64, bool) {
+        match self.state {
+            State::Body { remaining } if self.error.is_none() => {
+                let taken = remaining.min(n);
+                self.consumed += taken;
+                if taken == remaining {
+                    self.state = State::InFrame;
+                    (taken, true)
+                } else {
+                    self.state = State::Body {
+                        remaining: remaining - taken,
+                    };
+                    (taken, false)
+                }
+            }
+            _ => (0, false),
+        }
+    }
+
+    /// The grammar's transition on `byte`, with the limits checked.
+    #[inline]
+    fn transition(&self, byte: u8) -> Result<(State, Step), CtlErrorKind> {
+        use CtlErrorKind::*;
+        let (next, step) = match self.state {
+            State::Body { remaining } => {
+                return Ok(if remaining <= 1 {
+                    (State::InFrame, Step::Body { last: true })
+                } else {
+                    (State::Body { remaining: remaining - 1 }, Step::Body { last: false })
+                });
+            }
+            State::Between if byte == b'c' => (advance_word(Word::Call, 1), Step::Header),
+            State::InFrame if byte == b'a' => (advance_word(Word::Arg, 1), Step::Header),
+            State::InFrame if byte == b'e' => (advance_word(Word::End, 1), Step::Header),
+            State::Word { word, matched } if word.text()[matched as usize] == byte => {
+                let next = advance_word(word, matched + 1);
+                let step = if next == State::Between { Step::CallEnd } else { Step::Header };
+                (next, step)
+            }
+            State::Token { field, .. } if TOKEN_CHARS.contains(byte) => {
+                (State::Token { field, empty: false }, Step::Header)
+            }
+            State::Token { field, empty: false } if token_end_byte(field).contains(byte) => {
+                let step = if field == Field::Name { Step::CallLine } else { Step::Header };
+                (after_token(field), step)
+            }
+            State::Size { value, digits } if DIGITS.contains(byte) => {
+                if digits == 1 && value == 0 {
+                    return Err(UnexpectedByte);
+                }
+                let value = value
+                    .checked_mul(10)
+                    .and_then(|v| v.checked_add((byte - b'0') as u64))
+                    .filter(|&v| v <= self.limits.max_arg)
+                    .ok_or(ArgTooLarge)?;
+                (State::Size { value, digits: digits.saturating_add(1) }, Step::Header)
+            }
+            State::Size { value, digits } if digits > 0 && byte == b'\n' => {
+                let next = if value == 0 { State::InFrame } else { State::Body { remaining: value } };
+                (next, Step::ArgLine { len: value })
+            }
+            _ => return Err(UnexpectedByte),
+        };
+        if self.fits(next) {
+            Ok((next, step))
+        } else {
+            Err(LineTooLong)
+        }
+    }
+}
+
+/// The state after `matched` bytes of `word`; a whole word moves on to what follows it.
+const fn advance_word(word: Word, matched: u8) -> State {
+    if (matched as usize) < word.text().len() {
+        return State::Word { word, matched };
+    }
+    match word {
+        Word::Call => State::Token { field: Field::Id, empty: true },
+        Word::Arg => State::Token { field: Field::Key, empty: true },
+        Word::End => State::Between,
+    }
+}
+
+/// The byte that ends a token: SP after `id` and `key`, LF after `name`.
+const fn token_end_byte(field: Field) -> ByteSet {
+    match field {
+        Field::Id | Field::Key => ByteSet::single(b' '),
+        Field::Name => ByteSet::single(b'\n'),
+    }
+}
+
+const fn after_token(field: Field) -> State {
+    match field {
+        Field::Id => State::Token { field: Field::Name, empty: true },
+        Field::Name => State::InFrame,
+        Field::Key => State::Size { value: 0, digits: 0 },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn machine_is_small_and_copy() {
+        // A decoder clones this along a token trie: keep it a few words.
+        assert!(std::mem::size_of::<CtlMachine>() <= 64);
+    }
+
+    #[test]
+    fn every_line_ending_state_has_zero_rest() {
+        assert_eq!(State::InFrame.min_rest(), 0);
+        assert_eq!(advance_word(Word::Call, 0).min_rest(), 9);
+        assert_eq!(advance_word(Word::Call, 5).min_rest(), 4);
+        assert_eq!(advance_word(Word::Arg, 4).min_rest(), 4);
+    }
+}

@@ -1,0 +1,216 @@
+//! The CTL push parser: [`CtlMachine`] plus a bounded line buffer, emitting [`CtlEvent`]s.
+//!
+//! Body bytes never pass through the machine one by one: the parser hands the whole run that
+//! belongs to the current argument to the consumer as one borrowed slice. Header lines are
+//! stepped byte by byte (they are short); a line that arrives whole in one chunk is read
+//! straight from the chunk, and only a line split across chunks is copied into the buffer.
+
+use crate::byteset::ByteSet;
+use crate::contract::{Outcome, ParseError, PushParser, Verdict};
+use crate::event::{Event, Value};
+
+use super::machine::{CtlMachine, Step};
+use super::{CtlErrorKind, Limits};
+
+/// A confirmed piece of a CTL stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtlEvent<'a> {
+    /// A `call` line, confirmed at its LF: the tool's identity is final.
+    CallStart {
+        /// The call's id.
+        id: &'a str,
+        /// The tool's name.
+        name: &'a str,
+    },
+    /// An `arg` header, confirmed at its LF.
+    ArgStart {
+        /// The argument's key.
+        key: &'a str,
+        /// Its length in bytes.
+        len: u64,
+    },
+    /// Body bytes of the current argument, as they arrive.
+    ArgData(&'a [u8]),
+    /// The current argument's last body byte arrived.
+    ArgEnd,
+    /// `end` LF: the call is complete and executable.
+    CallEnd,
+}
+
+impl Event for CtlEvent<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            CtlEvent::CallStart { .. } => "call_start",
+            CtlEvent::ArgStart { .. } => "arg_start",
+            CtlEvent::ArgData(_) => "arg_data",
+            CtlEvent::ArgEnd => "arg_end",
+            CtlEvent::CallEnd => "call_end",
+        }
+    }
+
+    fn data(&self) -> Option<&[u8]> {
+        match self {
+            CtlEvent::ArgData(data) => Some(data),
+            _ => None,
+        }
+    }
+
+    fn unit(&self) -> Option<&'static str> {
+        matches!(self, CtlEvent::CallEnd).then_some("calls")
+    }
+
+    fn fields(&self, visit: &mut dyn FnMut(&'static str, Value<'_>)) {
+        match *self {
+            CtlEvent::CallStart { id, name } => {
+                visit("id", Value::Str(id));
+                visit("name", Value::Str(name));
+            }
+            CtlEvent::ArgStart { key, len } => {
+                visit("key", Value::Str(key));
+                visit("len", Value::U64(len));
+            }
+            CtlEvent::ArgData(_) | CtlEvent::ArgEnd | CtlEvent::CallEnd => {}
+        }
+    }
+}
+
+/// The strict CTL push parser.
+#[derive(Clone, Debug, Default)]
+pub struct CtlParser {
+    machine: CtlMachine,
+    /// The part of the current header line that arrived in earlier chunks.
+    line: Vec<u8>,
+}
+
+impl CtlParser {
+    /// A parser with the given limits.
+    pub fn new(limits: Limits) -> CtlParser {
+        CtlParser {
+            machine: CtlMachine::new(limits),
+            line: Vec::new(),
+        }
+    }
+
+    /// The recogniser inside, for callers that only need `allowed()` (a decoder's mask).
+    pub fn machine(&self) -> &CtlMachine {
+        &self.machine
+    }
+
+    /// Emits the events of a header line that just ended; `tail` is its part in the current
+    /// chunk, LF included.
+    fn header_line<F>(&mut self, tail: &[u8], step: Step, on_event: &mut F)
+    where
+        F: for<'e> FnMut(CtlEvent<'e>),
+    {
+        let line: &[u8] = if self.line.is_empty() {
+            tail
+        } else {
+            self.line.extend_from_slice(tail);
+            &self.line
+        };
+        // The machine validated the line, so its tokens are ASCII and SP-separated.
+        let text = std::str::from_utf8(&line[..line.len() - 1]).unwrap_or_default();
+        let mut words = text.split(' ').skip(1);
+        match step {
+            Step::CallLine => {
+                let id = words.next().unwrap_or_default();
+                let name = words.next().unwrap_or_default();
+                on_event(CtlEvent::CallStart { id, name });
+            }
+            Step::ArgLine { len } => {
+                let key = words.next().unwrap_or_default();
+                on_event(CtlEvent::ArgStart { key, len });
+                if len == 0 {
+                    on_event(CtlEvent::ArgEnd);
+                }
+            }
+            Step::CallEnd => on_event(CtlEvent::CallEnd),
+            Step::Header | Step::Body { .. } => {}
+        }
+        self.line.clear();
+    }
+}
+
+impl PushParser for CtlParser {
+    type Event<'e> = CtlEvent<'e>;
+    type ErrorKind = CtlErrorKind;
+    const UNITS: &'static [&'static str] = &["calls"];
+
+    fn push<F>(&mut self, chunk: &[u8], on_event: &mut F) -> Result<(), ParseError<CtlErrorKind>>
+    where
+        F: for<'e> FnMut(CtlEvent<'e>),
+    {
+        if let Some(error) = self.machine.error() {
+            return Err(error);
+        }
+        let mut at = 0;
+        while at < chunk.len() {
+            let remaining = self.machine.body_remaining();
+            if remaining > 0 {
+                let (taken, last) = self.machine.skip_body((chunk.len() - at) as u64);
+                let taken = taken as usize;
+                on_event(CtlEvent::ArgData(&chunk[at..at + taken]));
+                if last {
+                    on_event(CtlEvent::ArgEnd);
+                }
+                at += taken;
+                continue;
+            }
+            // A header line: step until it ends or the chunk does.
+            let line_start = at;
+            loop {
+                if at == chunk.len() {
+                    self.line.extend_from_slice(&chunk[line_start..]);
+                    return Ok(());
+                }
+                let step = self.machine.step(chunk[at])?;
+                at += 1;
+                if step != Step::Header {
+                    self.header_line(&chunk[line_start..at], step, on_event);
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish<F>(self, _on_event: &mut F) -> Outcome<CtlErrorKind>
+    where
+        F: for<'e> FnMut(CtlEvent<'e>),
+    {
+        let verdict = match self.machine.error() {
+            Some(error) => Verdict::Error(error),
+            None if self.machine.accepting() => Verdict::Complete,
+            None => Verdict::Incomplete,
+        };
+        Outcome {
+            verdict,
+            consumed: self.consumed(),
+            confirmed: self.confirmed(),
+        }
+    }
+
+    fn allowed(&self) -> ByteSet {
+        self.machine.allowed()
+    }
+
+    fn accepting(&self) -> bool {
+        self.machine.accepting()
+    }
+
+    fn consumed(&self) -> u64 {
+        self.machine.consumed()
+    }
+
+    fn confirmed(&self) -> u64 {
+        self.machine.consumed() - self.machine.line_len() as u64
+    }
+
+    fn error(&self) -> Option<ParseError<CtlErrorKind>> {
+        self.machine.error()
+    }
+
+    fn pending_bound(&self) -> u64 {
+        self.machine.limits().max_line.saturating_sub(1) as u64
+    }
+}

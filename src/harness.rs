@@ -1,0 +1,259 @@
+//! Drivers and contract checks shared by the CLI, the tests and the fuzz targets.
+//!
+//! [`run`] feeds a whole input to a parser in chunks of a given size and returns what a
+//! consumer saw. The `check_*` functions state the contract's obligations as executable
+//! checks: they return a description of the first violation instead of panicking, so that a
+//! fuzz target, a property test and a corpus test can all use them.
+
+use crate::contract::{Outcome, PushParser};
+use crate::event::{Record, Recorder};
+
+/// Everything a consumer observes when a stream is parsed to its end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transcript<K> {
+    /// The events, with adjacent data events merged.
+    pub records: Vec<Record>,
+    /// Verdict, consumed and confirmed offsets.
+    pub outcome: Outcome<K>,
+}
+
+/// Feeds `input` to `parser` in chunks of `chunk` bytes (all at once when `None`), then
+/// finishes it.
+pub fn run<P: PushParser>(
+    mut parser: P,
+    input: &[u8],
+    chunk: Option<usize>,
+) -> Transcript<P::ErrorKind> {
+    let mut recorder = Recorder::default();
+    let size = chunk.unwrap_or(input.len()).max(1);
+    for piece in input.chunks(size) {
+        if parser.push(piece, &mut |e| recorder.record(&e)).is_err() {
+            break;
+        }
+    }
+    let outcome = parser.finish(&mut |e| recorder.record(&e));
+    Transcript {
+        records: recorder.records,
+        outcome,
+    }
+}
+
+/// Feeds `input` split at the given increasing offsets.
+pub fn run_split<P: PushParser>(
+    mut parser: P,
+    input: &[u8],
+    cuts: &[usize],
+) -> Transcript<P::ErrorKind> {
+    let mut recorder = Recorder::default();
+    let mut start = 0;
+    for &end in cuts.iter().chain(std::iter::once(&input.len())) {
+        let end = end.clamp(start, input.len());
+        if parser
+            .push(&input[start..end], &mut |e| recorder.record(&e))
+            .is_err()
+        {
+            break;
+        }
+        start = end;
+    }
+    let outcome = parser.finish(&mut |e| recorder.record(&e));
+    Transcript {
+        records: recorder.records,
+        outcome,
+    }
+}
+
+/// Byte-at-a-time feeding, checking at every prefix what the contract promises:
+/// `allowed()` predicts exactly which next bytes are refused; `accepting()` agrees with
+/// `finish()`; pending stays within the parser's bound; the frontier never moves back; after an
+/// error the allowed set is empty and the error is sticky. With `exhaustive`, every one of the
+/// 256 possible next bytes is tried on a clone at every prefix, not only the actual one.
+pub fn check_byte_at_a_time<P: PushParser>(
+    parser: P,
+    input: &[u8],
+    exhaustive: bool,
+) -> Result<Transcript<P::ErrorKind>, String> {
+    let mut parser = parser;
+    let mut recorder = Recorder::default();
+    let mut last_confirmed = 0;
+    for (at, &byte) in input.iter().enumerate() {
+        check_state(&parser, at, &mut last_confirmed)?;
+        let allowed = parser.allowed();
+        if exhaustive {
+            for b in 0..=255u8 {
+                let ok = parser.clone().push(&[b], &mut |_| {}).is_ok();
+                if ok != allowed.contains(b) {
+                    return Err(format!(
+                        "at {at}: byte {b:#04x} is {} by allowed() but push {}",
+                        if ok { "refused" } else { "allowed" },
+                        if ok { "accepted it" } else { "refused it" }
+                    ));
+                }
+            }
+        }
+        let pushed = parser.push(&[byte], &mut |e| recorder.record(&e));
+        if pushed.is_ok() != allowed.contains(byte) {
+            return Err(format!(
+                "at {at}: byte {byte:#04x} allowed={} but push ok={}",
+                allowed.contains(byte),
+                pushed.is_ok()
+            ));
+        }
+        if let Err(e) = pushed {
+            if e.offset != at as u64 || e.byte != byte {
+                return Err(format!("at {at}: error reports {e:?}"));
+            }
+            if !parser.allowed().is_empty() || parser.accepting() {
+                return Err(format!("at {at}: parser in error still allows bytes"));
+            }
+            if parser.push(b"x", &mut |_| {}) != Err(e) || parser.error() != Some(e) {
+                return Err(format!("at {at}: error is not sticky"));
+            }
+            if parser.consumed() != at as u64 {
+                return Err(format!("at {at}: consumed {} after error", parser.consumed()));
+            }
+            break;
+        }
+    }
+    if parser.error().is_none() {
+        check_state(&parser, input.len(), &mut last_confirmed)?;
+    }
+    let outcome = parser.finish(&mut |e| recorder.record(&e));
+    if outcome.confirmed < last_confirmed || outcome.confirmed > outcome.consumed {
+        return Err(format!("finish moved the frontier to {}", outcome.confirmed));
+    }
+    Ok(Transcript {
+        records: recorder.records,
+        outcome,
+    })
+}
+
+fn check_state<P: PushParser>(parser: &P, at: usize, last_confirmed: &mut u64) -> Result<(), String> {
+    if parser.consumed() != at as u64 {
+        return Err(format!("at {at}: consumed() says {}", parser.consumed()));
+    }
+    let confirmed = parser.confirmed();
+    if confirmed < *last_confirmed || confirmed > at as u64 {
+        return Err(format!("at {at}: frontier {confirmed} after {last_confirmed}"));
+    }
+    *last_confirmed = confirmed;
+    if parser.pending() > parser.pending_bound() {
+        return Err(format!(
+            "at {at}: {} pending bytes exceed the bound {}",
+            parser.pending(),
+            parser.pending_bound()
+        ));
+    }
+    let finished = parser.clone().finish(&mut |_| {});
+    let complete = matches!(finished.verdict, crate::contract::Verdict::Complete);
+    if complete != parser.accepting() {
+        return Err(format!(
+            "at {at}: accepting()={} but finish() says {}",
+            parser.accepting(),
+            finished.verdict.as_str()
+        ));
+    }
+    Ok(())
+}
+
+/// The chunking-invariance obligation on one input: whole-buffer feeding, byte-at-a-time
+/// feeding (with the per-prefix checks of [`check_byte_at_a_time`]) and every 2-way split
+/// (every `stride`-th one; 1 for all) give the same transcript. Returns the whole-buffer
+/// transcript.
+pub fn check_chunking<P: PushParser>(
+    parser: &P,
+    input: &[u8],
+    stride: usize,
+) -> Result<Transcript<P::ErrorKind>, String> {
+    let whole = run(parser.clone(), input, None);
+    let bytewise = check_byte_at_a_time(parser.clone(), input, false)?;
+    if bytewise != whole {
+        return Err(describe_difference("byte at a time", &whole, &bytewise));
+    }
+    for cut in (0..=input.len()).step_by(stride.max(1)) {
+        let split = run_split(parser.clone(), input, &[cut]);
+        if split != whole {
+            return Err(describe_difference(&format!("split at {cut}"), &whole, &split));
+        }
+    }
+    Ok(whole)
+}
+
+/// Every prefix, parsed from scratch as a stream of its own (every `stride`-th one), gives the
+/// events that incremental parsing had confirmed by then plus what `finish` adds at the cut,
+/// and the same outcome; and what incremental parsing confirms is a prefix of the events of the
+/// whole input.
+pub fn check_prefixes<P: PushParser>(parser: &P, input: &[u8], stride: usize) -> Result<(), String> {
+    let whole = run(parser.clone(), input, None);
+    let mut stepper = parser.clone();
+    let mut stepped = Recorder::default();
+    let mut end = 0;
+    for k in (0..=input.len()).step_by(stride.max(1)) {
+        if stepper.error().is_none() {
+            let _ = stepper.push(&input[end..k], &mut |e| stepped.record(&e));
+        }
+        end = k;
+        if !records_are_prefix(&stepped.records, &whole.records) {
+            let got = Transcript { records: stepped.records.clone(), outcome: whole.outcome };
+            return Err(describe_difference(&format!("confirmed by {k}"), &whole, &got));
+        }
+        let mut at_cut = stepped.clone();
+        let outcome = stepper.clone().finish(&mut |e| at_cut.record(&e));
+        let expected = Transcript { records: at_cut.records, outcome };
+        let prefix = run(parser.clone(), &input[..k], None);
+        if prefix != expected {
+            return Err(describe_difference(&format!("prefix {k}"), &expected, &prefix));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `prefix` is a prefix of `whole`, allowing the last data record of `prefix` to be a
+/// shorter piece of the corresponding record of `whole`. Events emitted by `finish` on a cut
+/// stream are excluded by the caller's choice of parser: a prefix may confirm at its end only
+/// what the whole stream confirms at the same place.
+pub fn records_are_prefix(prefix: &[Record], whole: &[Record]) -> bool {
+    if prefix.len() > whole.len() {
+        return false;
+    }
+    let Some((last, init)) = prefix.split_last() else {
+        return true;
+    };
+    if init != &whole[..init.len()] {
+        return false;
+    }
+    let theirs = &whole[init.len()];
+    if last == theirs {
+        return true;
+    }
+    match (last.fields.last(), theirs.fields.last()) {
+        (Some(("data", crate::event::OwnedValue::Bytes(a))), Some(("data", crate::event::OwnedValue::Bytes(b)))) => {
+            last.event == theirs.event
+                && last.fields[..last.fields.len() - 1] == theirs.fields[..theirs.fields.len() - 1]
+                && b.starts_with(a)
+        }
+        _ => false,
+    }
+}
+
+fn describe_difference<K: std::fmt::Debug>(
+    what: &str,
+    expected: &Transcript<K>,
+    got: &Transcript<K>,
+) -> String {
+    let first = expected
+        .records
+        .iter()
+        .zip(&got.records)
+        .position(|(a, b)| a != b)
+        .unwrap_or(expected.records.len().min(got.records.len()));
+    format!(
+        "{what}: transcripts differ at record {first}: expected {:?} ({} records, {:?}), got {:?} ({} records, {:?})",
+        expected.records.get(first),
+        expected.records.len(),
+        expected.outcome,
+        got.records.get(first),
+        got.records.len(),
+        got.outcome
+    )
+}

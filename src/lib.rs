@@ -1,0 +1,27 @@
+//! # frontier: streaming parsers for what language models write while they write it
+//!
+//! A model's output arrives a few bytes at a time. frontier's parsers take it as it comes and
+//! emit only **confirmed** events, final and never revoked, so that a runtime can run a tool
+//! call or apply a hunk the moment it is complete and never a moment before. After every byte
+//! they also report the exact set of bytes that may come next, which is what a constrained
+//! decoder needs.
+//!
+//! Every language implements one contract, [`contract::PushParser`]:
+//!
+//! - [`ctl`]: CTL, a line-framed tool-call language with length-prefixed raw arguments;
+//! - [`json_baseline`]: the JSON-buffer framing CTL is measured against.
+//!
+//! [`event`] gives every language's events one printable, comparable form, and [`harness`]
+//! holds the drivers and contract checks that the CLI, the tests and the fuzz targets share.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod byteset;
+pub mod contract;
+pub mod ctl;
+pub mod event;
+pub mod harness;
+pub mod json_baseline;
+
+pub use byteset::ByteSet;
+pub use contract::{ErrorKind, Outcome, ParseError, PushParser, Verdict};
