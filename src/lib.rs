@@ -18,10 +18,12 @@
 
 pub mod byteset;
 pub mod contract;
+pub mod apply_patch;
 pub mod ctl;
 pub mod event;
 pub mod harness;
 pub mod json_baseline;
+pub mod udiff;
 
 pub use byteset::ByteSet;
 pub use contract::{ErrorKind, Outcome, ParseError, PushParser, Verdict};

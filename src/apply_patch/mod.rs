@@ -1,0 +1,3 @@
+//! apply_patch: the patch language of OpenAI Codex (being built; see issue 3).
+
+pub mod units;
