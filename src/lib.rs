@@ -18,6 +18,7 @@
 
 pub mod byteset;
 pub mod contract;
+pub mod apply;
 pub mod apply_patch;
 pub mod ctl;
 pub mod event;
