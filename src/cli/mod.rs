@@ -7,6 +7,7 @@ mod events;
 mod calls;
 mod input;
 mod lang;
+mod run;
 mod trace;
 
 use clap::{Parser, Subcommand};
@@ -31,6 +32,8 @@ enum Command {
     Events(events::Args),
     /// Print the confirmed tool calls of a CTL stream.
     Calls(calls::Args),
+    /// Run the agent loop: a model's CTL output, executed call by confirmed call.
+    Run(run::Args),
 }
 
 /// Runs the CLI and returns the exit status.
@@ -47,6 +50,7 @@ pub fn main() -> i32 {
         Command::Trace(args) => trace::run(args),
         Command::Events(args) => events::run(args),
         Command::Calls(args) => calls::run(args),
+        Command::Run(args) => run::run(args),
     };
     match result {
         Ok(code) => code,

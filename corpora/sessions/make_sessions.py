@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Writes the replay sessions of this folder. CTL needs exact byte counts, so the sessions
+are generated from (tool, args) lists rather than typed by hand. Run from this folder."""
+import json
+
+
+def call(cid, name, *args):
+    out = f"call {cid} {name}\n".encode()
+    for key, value in args:
+        value = value.encode() if isinstance(value, str) else value
+        out += f"arg {key} {len(value)}\n".encode() + value
+    return out + b"end\n"
+
+
+def turn(output, finish):
+    return json.dumps({"output": output.decode(), "finish": finish})
+
+
+def write(name, turns):
+    with open(name, "w") as f:
+        for t in turns:
+            f.write(t + "\n")
+
+
+GREET_BUGGY = 'name="${1:-world}"\necho "Helo, $nmae!"\n'
+GREET_FIXED = 'name="${1:-world}"\necho "Hello, $name!"\n'
+NOTES = "greet.sh prints a greeting.\nUsage: sh greet.sh [NAME]\n"
+
+# A small repair job: set up a buggy script, read it (three reads in parallel), rewrite it
+# with the output limit hitting in the middle of the new content, continue the same stream,
+# then check the result with the shell.
+t2 = (call("c4", "read_file", ("path", "greet.sh"))
+      + call("c5", "read_file", ("path", "NOTES.txt"))
+      + call("c6", "list_dir", ("path", ".")))
+w = call("c7", "write_file", ("path", "greet.sh"), ("content", GREET_FIXED))
+cut = w.index(b"Hello") + 3
+write("fix_greeting.jsonl", [
+    turn(call("c1", "write_file", ("path", "greet.sh"), ("content", GREET_BUGGY))
+         + call("c2", "write_file", ("path", "NOTES.txt"), ("content", NOTES))
+         + call("c3", "shell", ("command", "sh greet.sh")), "tool_calls"),
+    turn(t2 + w[:cut], "length"),
+    turn(w[cut:] + call("c8", "shell", ("command", "sh greet.sh && sh greet.sh frontier")),
+         "tool_calls"),
+    turn(b"", "stop"),
+])
+
+# Every kind of refusal, next to harmless look-alikes that run.
+write("refusals.jsonl", [
+    turn(call("c1", "write_file", ("path", "keep.txt"), ("content", "keep me\n"))
+         + call("c2", "delete_everything", ("path", "."))
+         + call("c3", "read_file")
+         + call("c4", "read_file", ("path", "keep.txt"), ("path", "keep.txt"))
+         + call("c5", "read_file", ("path", "../outside.txt"))
+         + call("c6", "write_file", ("path", "/tmp/frontier-escape.txt"), ("content", "x"))
+         + call("c7", "read_file", ("path", "keep.txt"), ("mode", "fast"))
+         + call("c8", "shell", ("command", "rm -rf /"))
+         + call("c9", "shell", ("command", 'echo "rm -rf /"'))
+         + call("c10", "shell", ("command", "sh -c 'rm -rf /'"))
+         + call("c11", "shell", ("command", "echo ok; sudo -u root rm -rf --no-preserve-root /"))
+         + call("c12", "shell", ("command", "grep -c 'mkfs' keep.txt || echo 'no mkfs here'"))
+         + call("c13", "read_file", ("path", "keep.txt")), "tool_calls"),
+    turn(b"", "stop"),
+])
+
+# A model that starts to chat in the middle of its stream: the call before the noise runs,
+# the call in which the noise lands and every byte after it do not.
+good = call("c1", "write_file", ("path", "before.txt"), ("content", "written\n"))
+cut_call = call("c2", "write_file", ("path", "never.txt"), ("content", "never\n"))
+after = call("c3", "write_file", ("path", "after.txt"), ("content", "never\n"))
+write("noise.jsonl", [
+    turn(good + cut_call[:30] + b"\nSure! Let me explain what I am doing.\n" + after, "tool_calls"),
+    turn(b"", "stop"),
+])
+
+# Recovery paths: a context overflow (compact once), then an output limit hit twice in the
+# same call (escalate once, then a resume nudge) before the call completes and runs.
+big = call("c2", "write_file", ("path", "big.txt"), ("content", "line\n" * 40))
+write("recovery.jsonl", [
+    turn(call("c1", "list_dir", ("path", ".")), "tool_calls"),
+    json.dumps({"error": "context_overflow"}),
+    turn(big[:50], "length"),
+    turn(big[50:120], "length"),
+    turn(big[120:] + call("c3", "read_file", ("path", "big.txt")), "tool_calls"),
+    turn(b"", "stop"),
+])

@@ -1,0 +1,211 @@
+//! Judging a confirmed call: toolsets by trust boundary, argument schemas, path confinement,
+//! the hard-line guard. Every refusal has a stable kind.
+//!
+//! # Toolsets (seed 004, 11.4)
+//!
+//! What a session may do is fixed by where its task came from, not by what its prompt asks:
+//! a tool outside the set is refused when called, whatever the model was told.
+//!
+//! | toolset | tools | for |
+//! |---|---|---|
+//! | `interactive` | all five | a person is present and watching |
+//! | `background` | `read_file`, `list_dir` | no one can be asked: read-only |
+//! | `webhook` | `read_file` | the task text comes from an untrusted third party |
+
+use bytes::Bytes;
+
+use crate::apply::Workspace;
+use crate::ctl::ToolCall;
+
+use super::guard;
+use super::patch::PatchSession;
+use super::tools::{Action, Tool};
+
+/// A toolset: the tools a session may call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Toolset {
+    /// Every tool.
+    #[default]
+    Interactive,
+    /// Read-only tools.
+    Background,
+    /// `read_file` only.
+    Webhook,
+}
+
+impl Toolset {
+    /// The toolset called `name`.
+    pub fn from_name(name: &str) -> Option<Toolset> {
+        match name {
+            "interactive" => Some(Toolset::Interactive),
+            "background" => Some(Toolset::Background),
+            "webhook" => Some(Toolset::Webhook),
+            _ => None,
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Toolset::Interactive => "interactive",
+            Toolset::Background => "background",
+            Toolset::Webhook => "webhook",
+        }
+    }
+
+    /// Whether the set holds `tool`.
+    pub fn allows(self, tool: Tool) -> bool {
+        match self {
+            Toolset::Interactive => true,
+            Toolset::Background => matches!(tool, Tool::ReadFile | Tool::ListDir),
+            Toolset::Webhook => tool == Tool::ReadFile,
+        }
+    }
+
+    /// The tools of the set, in documentation order.
+    pub fn tools(self) -> impl Iterator<Item = Tool> {
+        Tool::ALL.into_iter().filter(move |&t| self.allows(t))
+    }
+}
+
+/// Why a call was refused: a stable kind and the details.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// `unknown_tool`, `forbidden_by_toolset`, `missing_argument`, `repeated_argument`,
+    /// `unknown_argument`, `invalid_argument`, a path kind (`absolute_path`,
+    /// `path_escapes_root`, `symlink_outside_root`, `invalid_path`, `io_error`), `hard_line`,
+    /// `malformed_patch`.
+    pub kind: &'static str,
+    /// The details, for people.
+    pub detail: String,
+}
+
+impl Refusal {
+    fn new(kind: &'static str, detail: impl Into<String>) -> Refusal {
+        Refusal {
+            kind,
+            detail: detail.into(),
+        }
+    }
+
+    /// `kind: detail`, the `reason` of a `refused` record.
+    pub fn reason(&self) -> String {
+        format!("{}: {}", self.kind, self.detail)
+    }
+}
+
+/// Whether a call may run alongside other concurrency-safe calls, judged from the call alone
+/// (before any other check). Fail-closed: only a known read-only tool whose arguments are
+/// exactly its schema qualifies; anything that cannot be judged runs alone.
+pub fn concurrency_safe(call: &ToolCall) -> bool {
+    match Tool::from_name(&call.name) {
+        Some(tool @ (Tool::ReadFile | Tool::ListDir)) => schema(tool, call).is_ok(),
+        _ => false,
+    }
+}
+
+/// Checks the arguments against the tool's schema: each key exactly once, no other.
+fn schema(tool: Tool, call: &ToolCall) -> Result<(), Refusal> {
+    let keys = tool.keys();
+    for (i, (key, _)) in call.args.iter().enumerate() {
+        if !keys.contains(&key.as_str()) {
+            return Err(Refusal::new(
+                "unknown_argument",
+                format!(
+                    "{} takes no argument {key:?} (its arguments: {})",
+                    tool.name(),
+                    keys.join(", ")
+                ),
+            ));
+        }
+        if call.args[..i].iter().any(|(k, _)| k == key) {
+            return Err(Refusal::new(
+                "repeated_argument",
+                format!("argument {key:?} given more than once"),
+            ));
+        }
+    }
+    for key in keys {
+        if call.arg(key).is_none() {
+            return Err(Refusal::new(
+                "missing_argument",
+                format!("{} needs argument {key:?}", tool.name()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn text_arg<'a>(call: &'a ToolCall, key: &str) -> Result<&'a str, Refusal> {
+    let bytes = call.arg(key).map(|b| &b[..]).unwrap_or_default();
+    std::str::from_utf8(bytes)
+        .map_err(|_| Refusal::new("invalid_argument", format!("argument {key:?} is not UTF-8")))
+}
+
+fn resolve(workspace: &Workspace, path: &str, dir: bool) -> Result<std::path::PathBuf, Refusal> {
+    // The root itself, for `list_dir`.
+    if dir
+        && std::path::Path::new(path)
+            .components()
+            .all(|c| c == std::path::Component::CurDir)
+        && !path.is_empty()
+    {
+        return Ok(workspace.root().to_path_buf());
+    }
+    workspace
+        .resolve(path)
+        .map_err(|e| Refusal::new(e.kind(), e.to_string()))
+}
+
+/// Judges a confirmed call: returns the action to run, or why it is refused. `patch` is the
+/// session that received the call's `patch` argument while it streamed, if any.
+pub fn judge(
+    call: &ToolCall,
+    toolset: Toolset,
+    workspace: &Workspace,
+    patch: Option<Box<dyn PatchSession>>,
+) -> Result<Action, Refusal> {
+    let Some(tool) = Tool::from_name(&call.name) else {
+        return Err(Refusal::new(
+            "unknown_tool",
+            format!("no tool named {:?} (the tools: read_file, list_dir, write_file, apply_patch, shell)", call.name),
+        ));
+    };
+    if !toolset.allows(tool) {
+        return Err(Refusal::new(
+            "forbidden_by_toolset",
+            format!("{} is not in the {} toolset", tool.name(), toolset.name()),
+        ));
+    }
+    schema(tool, call)?;
+    match tool {
+        Tool::ReadFile => Ok(Action::ReadFile(resolve(
+            workspace,
+            text_arg(call, "path")?,
+            false,
+        )?)),
+        Tool::ListDir => Ok(Action::ListDir(resolve(
+            workspace,
+            text_arg(call, "path")?,
+            true,
+        )?)),
+        Tool::WriteFile => {
+            let path = resolve(workspace, text_arg(call, "path")?, false)?;
+            let content: Bytes = call.arg("content").cloned().unwrap_or_default();
+            Ok(Action::WriteFile(path, content))
+        }
+        Tool::Shell => {
+            let command = text_arg(call, "command")?;
+            guard::check(command).map_err(|v| Refusal::new("hard_line", v.to_string()))?;
+            Ok(Action::Shell(command.to_owned()))
+        }
+        Tool::ApplyPatch => {
+            let session = patch
+                .ok_or_else(|| Refusal::new("malformed_patch", "no patch argument streamed"))?;
+            if let Some((kind, detail)) = session.error() {
+                return Err(Refusal::new(kind, detail));
+            }
+            Ok(Action::ApplyPatch(session))
+        }
+    }
+}

@@ -1,0 +1,502 @@
+//! The loop: a thin, synchronous consumer of confirmed CTL frames.
+//!
+//! Per turn, the model source streams chunks; each chunk goes straight into the CTL parser;
+//! every call the assembler completes (its `end` line confirmed) is judged, recorded and run or
+//! refused before the next chunk is read. Nothing acts on a call before its `end` line, and
+//! nothing after a byte the parser refuses runs. Around that sits the recovery state machine
+//! ([`super::recovery`]) that decides what the next request is.
+//!
+//! # Concurrency partitioning (seed 004, 11.3), streamed
+//!
+//! A call that is concurrency-safe (`read_file`, `list_dir` with a well-formed argument list,
+//! judged by [`policy::concurrency_safe`], fail-closed) starts on a thread of its own the moment
+//! it is confirmed, so consecutive safe calls overlap. Any other call first waits for every
+//! call in flight, then runs alone. Results are written in call order when the batch is
+//! drained (at the next unsafe call or the end of the turn), so the transcript does not depend
+//! on thread timing or on how the stream was chunked.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crate::apply::Workspace;
+use crate::contract::PushParser;
+use crate::ctl::{CallAssembler, CtlEvent, CtlParser, Limits, ToolCall};
+
+use super::model::{Finish, Flow, Message, ModelError, ModelSource, Request, Role};
+use super::patch::{PatchSession, PatchTool};
+use super::policy::{self, Toolset};
+use super::recovery::{Recovery, Transition, CONTINUE_NUDGE, RESUME_NUDGE};
+use super::shell::ShellLimits;
+use super::tools::{self, ToolOutput};
+use super::transcript::{Rec, Transcript};
+
+/// The system prompt that teaches a model CTL and the tools.
+pub const SYSTEM_PROMPT: &str = include_str!("../../prompts/ctl_system.md");
+
+/// Largest tool output put back into the conversation (the transcript keeps it whole); the
+/// seed's first rung of context governance.
+pub const MAX_RESULT_IN_CONTEXT: usize = 32 * 1024;
+
+/// Everything a run needs besides its model and its transcript.
+#[derive(Clone)]
+pub struct Config {
+    /// The workspace every path is confined to and every command runs in.
+    pub workspace: Workspace,
+    /// The tools allowed.
+    pub toolset: Toolset,
+    /// The user's request.
+    pub task: Option<String>,
+    /// CTL limits.
+    pub limits: Limits,
+    /// `shell` limits.
+    pub shell: ShellLimits,
+    /// Most model requests before giving up.
+    pub max_turns: u32,
+    /// The output limit asked for.
+    pub max_tokens: u32,
+    /// The output limit after escalation.
+    pub escalated_max_tokens: u32,
+    /// The `apply_patch` machinery.
+    pub patch_tool: Arc<dyn PatchTool>,
+}
+
+impl Config {
+    /// Defaults for a workspace: interactive toolset, default CTL and shell limits, 50 turns,
+    /// 4096 output tokens escalated to 16384, no patch engine.
+    pub fn new(workspace: Workspace) -> Config {
+        Config {
+            workspace,
+            toolset: Toolset::Interactive,
+            task: None,
+            limits: Limits::default(),
+            shell: ShellLimits::default(),
+            max_turns: 50,
+            max_tokens: 4096,
+            escalated_max_tokens: 16384,
+            patch_tool: Arc::new(super::patch::Unavailable),
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndStatus {
+    /// The model ended a turn without calls: the task is done.
+    Done,
+    /// The replay ran out of turns at a frame boundary.
+    SourceEnded,
+    /// A byte outside CTL.
+    StreamError,
+    /// The stream ended inside a frame.
+    StreamIncomplete,
+    /// The model source failed.
+    ModelError,
+    /// A recovery path was needed and its lock or counter was spent.
+    RecoveryExhausted,
+    /// `max_turns` requests were made.
+    TurnBudgetExhausted,
+}
+
+impl EndStatus {
+    /// The name recorded in the `end` record.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndStatus::Done => "done",
+            EndStatus::SourceEnded => "source_ended",
+            EndStatus::StreamError => "stream_error",
+            EndStatus::StreamIncomplete => "stream_incomplete",
+            EndStatus::ModelError => "model_error",
+            EndStatus::RecoveryExhausted => "recovery_exhausted",
+            EndStatus::TurnBudgetExhausted => "turn_budget_exhausted",
+        }
+    }
+
+    /// 0 for a clean end, 1 otherwise.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            EndStatus::Done | EndStatus::SourceEnded => 0,
+            _ => 1,
+        }
+    }
+}
+
+/// One CTL stream: what persists across a `length` finish.
+struct Stream {
+    parser: CtlParser,
+    assembler: CallAssembler,
+    /// The patch session of the `apply_patch` call being assembled.
+    patch: Option<Box<dyn PatchSession>>,
+    /// Whether body bytes now go to `patch` (the call's first `patch` argument).
+    routing: bool,
+    /// Whether that argument has been seen (a repeated one is not fed).
+    patch_seen: bool,
+    /// Calls confirmed in this stream.
+    calls: usize,
+}
+
+impl Stream {
+    fn new(limits: Limits) -> Stream {
+        Stream {
+            parser: CtlParser::new(limits),
+            assembler: CallAssembler::default(),
+            patch: None,
+            routing: false,
+            patch_seen: false,
+            calls: 0,
+        }
+    }
+}
+
+/// A call in flight on its own thread.
+struct InFlight {
+    turn: u32,
+    id: String,
+    handle: JoinHandle<ToolOutput>,
+}
+
+/// Runs calls, partitioned, and records them.
+struct Executor<'c> {
+    config: &'c Config,
+    in_flight: Vec<InFlight>,
+    /// The results of this turn, for the next request: `(id, status, output)`.
+    results: Vec<(String, &'static str, Vec<u8>)>,
+}
+
+impl Executor<'_> {
+    fn handle(
+        &mut self,
+        turn: u32,
+        call: ToolCall,
+        patch: Option<Box<dyn PatchSession>>,
+        transcript: &mut Transcript<'_>,
+    ) {
+        let safe = policy::concurrency_safe(&call);
+        if !safe {
+            self.drain(transcript);
+        }
+        transcript.tool_call(turn, &call);
+        let action = match policy::judge(&call, self.config.toolset, &self.config.workspace, patch)
+        {
+            Ok(action) => action,
+            Err(refusal) => {
+                let reason = refusal.reason();
+                transcript.refused(turn, &call.id, &reason);
+                self.results.push((call.id, "refused", reason.into_bytes()));
+                return;
+            }
+        };
+        let workspace = self.config.workspace.clone();
+        let limits = self.config.shell;
+        if safe && action.concurrency_safe() {
+            let handle = std::thread::spawn(move || tools::execute(action, &workspace, limits));
+            self.in_flight.push(InFlight {
+                turn,
+                id: call.id,
+                handle,
+            });
+        } else {
+            let out = tools::execute(action, &workspace, limits);
+            self.finish(turn, call.id, out, transcript);
+        }
+    }
+
+    fn finish(&mut self, turn: u32, id: String, out: ToolOutput, transcript: &mut Transcript<'_>) {
+        transcript.tool_result(turn, &id, out.ok, &out.output);
+        let status = if out.ok { "ok" } else { "error" };
+        self.results.push((id, status, out.output));
+    }
+
+    /// Waits for every call in flight and records their results, in call order.
+    fn drain(&mut self, transcript: &mut Transcript<'_>) {
+        for call in std::mem::take(&mut self.in_flight) {
+            let out = call.handle.join().unwrap_or_else(|_| ToolOutput {
+                ok: false,
+                output: b"the tool panicked".to_vec(),
+            });
+            self.finish(call.turn, call.id, out, transcript);
+        }
+    }
+
+    /// The results as the next user message: `result <id> <ok|error|refused> <nbytes>` then
+    /// the bytes (capped), one block per call.
+    fn take_results(&mut self) -> Option<String> {
+        if self.results.is_empty() {
+            return None;
+        }
+        let mut text = String::new();
+        for (id, status, output) in self.results.drain(..) {
+            let shown = &output[..output.len().min(MAX_RESULT_IN_CONTEXT)];
+            let mut body = String::from_utf8_lossy(shown).into_owned();
+            if shown.len() < output.len() {
+                body.push_str(&format!(
+                    "\n[{} more bytes not shown]",
+                    output.len() - shown.len()
+                ));
+            }
+            text.push_str(&format!("result {id} {status} {}\n{body}\n", body.len()));
+        }
+        Some(text)
+    }
+}
+
+/// What happened to one turn's stream.
+enum TurnEnd {
+    Finished(Finish),
+    SourceEnded,
+    Failed(ModelError),
+    /// The parser refused a byte.
+    Broken,
+}
+
+/// Runs the loop until the task is done, the source ends, or something fails; writes the
+/// transcript to `out`. Returns how the run ended (its exit code is
+/// [`EndStatus::exit_code`]); an error only when the transcript could not be written.
+pub fn run(
+    config: &Config,
+    model: &mut dyn ModelSource,
+    out: &mut dyn Write,
+) -> io::Result<EndStatus> {
+    let mut transcript = Transcript::new(out);
+    transcript.record(
+        Rec::new("task")
+            .field("text", &config.task)
+            .field("model", model.describe())
+            .field("toolset", config.toolset.name()),
+    );
+    let mut messages = vec![Message::new(Role::System, SYSTEM_PROMPT)];
+    if let Some(task) = &config.task {
+        messages.push(Message::new(Role::User, task.clone()));
+    }
+    let mut result_messages: Vec<usize> = Vec::new();
+    let mut executor = Executor {
+        config,
+        in_flight: Vec::new(),
+        results: Vec::new(),
+    };
+    let mut stream = Stream::new(config.limits);
+    let mut recovery = Recovery::default();
+    let mut turn: u32 = 0;
+    let status = loop {
+        if turn >= config.max_turns {
+            break EndStatus::TurnBudgetExhausted;
+        }
+        turn += 1;
+        let max_tokens = if recovery.output_limit_escalated {
+            config.escalated_max_tokens
+        } else {
+            config.max_tokens
+        };
+        let request = Request {
+            messages: &messages,
+            max_tokens,
+        };
+        let mut output = Vec::new();
+        let mut broken = false;
+        let result = {
+            let Stream {
+                parser,
+                assembler,
+                patch,
+                routing,
+                patch_seen,
+                calls,
+            } = &mut stream;
+            let mut sink = |chunk: &[u8]| -> Flow {
+                let before = parser.consumed();
+                let mut confirmed: Vec<(ToolCall, Option<Box<dyn PatchSession>>)> = Vec::new();
+                let pushed = parser.push(chunk, &mut |event| {
+                    match event {
+                        CtlEvent::CallStart { name, .. } => {
+                            *patch = (name == "apply_patch").then(|| config.patch_tool.begin());
+                            *patch_seen = false;
+                        }
+                        CtlEvent::ArgStart { key, .. } => {
+                            *routing = key == "patch" && patch.is_some() && !*patch_seen;
+                        }
+                        CtlEvent::ArgData(data) if *routing => {
+                            if let Some(session) = patch.as_mut() {
+                                session.push(data);
+                            }
+                        }
+                        CtlEvent::ArgEnd if *routing => {
+                            if let Some(session) = patch.as_mut() {
+                                session.finish();
+                            }
+                            *routing = false;
+                            *patch_seen = true;
+                        }
+                        _ => {}
+                    }
+                    if let Some(call) = assembler.on_event(&event) {
+                        confirmed.push((call, patch.take()));
+                    }
+                });
+                let accepted = (parser.consumed() - before) as usize;
+                output.extend_from_slice(&chunk[..accepted.min(chunk.len())]);
+                for (call, session) in confirmed {
+                    *calls += 1;
+                    executor.handle(turn, call, session, &mut transcript);
+                }
+                match pushed {
+                    Ok(()) => Flow::Continue,
+                    Err(error) => {
+                        let cut = assembler.in_progress().map(|c| c.id.clone());
+                        transcript.record(
+                            Rec::new("stream_error")
+                                .field("turn", turn)
+                                .field("offset", error.offset)
+                                .field("byte", error.byte)
+                                .field("kind", crate::contract::ErrorKind::as_str(error.kind))
+                                .field("call", cut),
+                        );
+                        broken = true;
+                        Flow::Stop
+                    }
+                }
+            };
+            match model.turn(&request, &mut sink) {
+                _ if broken => TurnEnd::Broken,
+                Ok(Some(finish)) => TurnEnd::Finished(finish),
+                Ok(None) => TurnEnd::SourceEnded,
+                Err(e) => TurnEnd::Failed(e),
+            }
+        };
+        executor.drain(&mut transcript);
+        let finish_name = match &result {
+            TurnEnd::Finished(f) => Some(f.name()),
+            _ => None,
+        };
+        if !matches!(result, TurnEnd::SourceEnded)
+            && !matches!(result, TurnEnd::Failed(ModelError::ContextOverflow(_)))
+        {
+            transcript.record(
+                Rec::new("assistant")
+                    .field("turn", turn)
+                    .bytes("output", &output)
+                    .field("finish", finish_name),
+            );
+        }
+        let in_frame = !stream.parser.accepting();
+        let incomplete = |transcript: &mut Transcript<'_>, stream: &Stream| {
+            transcript.record(
+                Rec::new("stream_incomplete")
+                    .field("turn", turn)
+                    .field("consumed", stream.parser.consumed())
+                    .field("call", stream.assembler.in_progress().map(|c| c.id.clone())),
+            );
+        };
+        let transition = match result {
+            TurnEnd::Broken => break EndStatus::StreamError,
+            TurnEnd::SourceEnded => {
+                if in_frame {
+                    incomplete(&mut transcript, &stream);
+                    break EndStatus::StreamIncomplete;
+                }
+                break EndStatus::SourceEnded;
+            }
+            TurnEnd::Failed(ModelError::ContextOverflow(detail)) => {
+                transcript.record(
+                    Rec::new("model_error")
+                        .field("turn", turn)
+                        .field("kind", "context_overflow")
+                        .field("error", &detail),
+                );
+                match recovery.on_context_overflow() {
+                    Some(t) => {
+                        compact(&mut messages, &result_messages);
+                        t
+                    }
+                    None => break EndStatus::RecoveryExhausted,
+                }
+            }
+            TurnEnd::Failed(error) => {
+                transcript.record(
+                    Rec::new("model_error")
+                        .field("turn", turn)
+                        .field("kind", error.kind())
+                        .field("error", error.to_string())
+                        .field("call", stream.assembler.in_progress().map(|c| c.id.clone())),
+                );
+                break EndStatus::ModelError;
+            }
+            TurnEnd::Finished(Finish::Length) => {
+                let next = recovery.on_truncated();
+                let Some(t) = next else {
+                    if in_frame {
+                        incomplete(&mut transcript, &stream);
+                    }
+                    break EndStatus::RecoveryExhausted;
+                };
+                messages.push(Message::new(
+                    Role::Assistant,
+                    String::from_utf8_lossy(&output),
+                ));
+                let mut text = executor.take_results().unwrap_or_default();
+                text.push_str(if t == Transition::EscalateOutputLimit {
+                    CONTINUE_NUDGE
+                } else {
+                    RESUME_NUDGE
+                });
+                messages.push(Message::new(Role::User, text));
+                t
+            }
+            TurnEnd::Finished(finish) => {
+                if in_frame {
+                    incomplete(&mut transcript, &stream);
+                    break EndStatus::StreamIncomplete;
+                }
+                if stream.calls == 0 && finish == Finish::Stop {
+                    break EndStatus::Done;
+                }
+                messages.push(Message::new(
+                    Role::Assistant,
+                    String::from_utf8_lossy(&output),
+                ));
+                if let Some(text) = executor.take_results() {
+                    result_messages.push(messages.len());
+                    messages.push(Message::new(Role::User, text));
+                }
+                stream = Stream::new(config.limits);
+                recovery.on_progress()
+            }
+        };
+        let next_limit = if recovery.output_limit_escalated {
+            config.escalated_max_tokens
+        } else {
+            config.max_tokens
+        };
+        transcript.record(
+            Rec::new("transition")
+                .field("turn", turn + 1)
+                .field("reason", transition.name())
+                .field("max_tokens", next_limit),
+        );
+    };
+    executor.drain(&mut transcript);
+    transcript.record(
+        Rec::new("end")
+            .field("status", status.name())
+            .field("exit", status.exit_code()),
+    );
+    match transcript.into_error() {
+        Some(e) => Err(e),
+        None => Ok(status),
+    }
+}
+
+/// Compaction, the one-shot answer to a context overflow: every tool-result message but the
+/// latest is replaced by a one-line note (the seed's "clear stale tool results, keep at least
+/// one"). Returns how many were cleared.
+fn compact(messages: &mut [Message], result_messages: &[usize]) -> usize {
+    let mut cleared = 0;
+    if let Some((_, older)) = result_messages.split_last() {
+        for &i in older {
+            if let Some(m) = messages.get_mut(i) {
+                m.content = "[earlier tool results cleared to fit the context window]".to_owned();
+                cleared += 1;
+            }
+        }
+    }
+    cleared
+}

@@ -1,0 +1,217 @@
+//! The five tools, their argument schemas, and how a judged call runs.
+//!
+//! A confirmed [`ToolCall`] becomes an [`Action`] only through [`policy::judge`]
+//! (crate::agent::policy::judge): the tool is known, allowed by the toolset, every argument of
+//! its schema present exactly once and no other, paths confined to the workspace, the shell
+//! command past the guard. An `Action` holds the already-resolved paths, so running it does no
+//! further checking.
+
+use std::path::PathBuf;
+
+use bytes::Bytes;
+
+use crate::apply::Workspace;
+
+use super::patch::PatchSession;
+use super::shell::{self, ShellLimits};
+
+/// The tools the loop knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tool {
+    /// `read_file(path)`: a file's bytes.
+    ReadFile,
+    /// `list_dir(path)`: a directory's entries, sorted, directories with a trailing `/`.
+    ListDir,
+    /// `write_file(path, content)`: creates or replaces a file (parents created).
+    WriteFile,
+    /// `apply_patch(patch)`: a patch in the apply_patch language.
+    ApplyPatch,
+    /// `shell(command)`: `sh -c command` in the root.
+    Shell,
+}
+
+impl Tool {
+    /// Every tool, in the order the documentation lists them.
+    pub const ALL: [Tool; 5] = [
+        Tool::ReadFile,
+        Tool::ListDir,
+        Tool::WriteFile,
+        Tool::ApplyPatch,
+        Tool::Shell,
+    ];
+
+    /// The tool called `name`.
+    pub fn from_name(name: &str) -> Option<Tool> {
+        Tool::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The name a model writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::ReadFile => "read_file",
+            Tool::ListDir => "list_dir",
+            Tool::WriteFile => "write_file",
+            Tool::ApplyPatch => "apply_patch",
+            Tool::Shell => "shell",
+        }
+    }
+
+    /// The argument keys, each required exactly once.
+    pub fn keys(self) -> &'static [&'static str] {
+        match self {
+            Tool::ReadFile | Tool::ListDir => &["path"],
+            Tool::WriteFile => &["path", "content"],
+            Tool::ApplyPatch => &["patch"],
+            Tool::Shell => &["command"],
+        }
+    }
+}
+
+/// Largest file `read_file` returns whole.
+pub const MAX_READ: u64 = 1024 * 1024;
+
+/// A judged call, ready to run.
+pub enum Action {
+    /// Read this file.
+    ReadFile(PathBuf),
+    /// List this directory.
+    ListDir(PathBuf),
+    /// Write these bytes to this file.
+    WriteFile(PathBuf, Bytes),
+    /// Apply this streamed patch.
+    ApplyPatch(Box<dyn PatchSession>),
+    /// Run this command.
+    Shell(String),
+}
+
+impl Action {
+    /// Whether the action may run alongside other concurrency-safe actions: only the
+    /// read-only ones.
+    pub fn concurrency_safe(&self) -> bool {
+        matches!(self, Action::ReadFile(_) | Action::ListDir(_))
+    }
+}
+
+/// What a tool returned: `ok` and the output bytes (or the error's text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// Whether the tool did what was asked.
+    pub ok: bool,
+    /// Its output, or why it failed.
+    pub output: Vec<u8>,
+}
+
+impl ToolOutput {
+    fn ok(output: impl Into<Vec<u8>>) -> ToolOutput {
+        ToolOutput {
+            ok: true,
+            output: output.into(),
+        }
+    }
+
+    fn failed(output: impl Into<Vec<u8>>) -> ToolOutput {
+        ToolOutput {
+            ok: false,
+            output: output.into(),
+        }
+    }
+}
+
+/// Runs a judged action.
+pub fn execute(action: Action, workspace: &Workspace, shell_limits: ShellLimits) -> ToolOutput {
+    match action {
+        Action::ReadFile(path) => read_file(&path),
+        Action::ListDir(path) => list_dir(&path),
+        Action::WriteFile(path, content) => write_file(&path, &content),
+        Action::ApplyPatch(session) => match session.apply(workspace) {
+            Ok(summary) => ToolOutput::ok(summary),
+            Err(reason) => ToolOutput::failed(reason),
+        },
+        Action::Shell(command) => match shell::run(workspace.root(), &command, shell_limits) {
+            Ok(out) => {
+                let mut text = out.output.clone();
+                match out.code {
+                    Some(0) => {}
+                    Some(code) => {
+                        text.extend_from_slice(format!("[exit status {code}]\n").as_bytes())
+                    }
+                    None if !out.timed_out => text.extend_from_slice(b"[ended by a signal]\n"),
+                    None => {}
+                }
+                ToolOutput {
+                    ok: out.success(),
+                    output: text,
+                }
+            }
+            Err(e) => ToolOutput::failed(format!("cannot run sh: {e}")),
+        },
+    }
+}
+
+fn read_file(path: &std::path::Path) -> ToolOutput {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => return ToolOutput::failed("is a directory"),
+        Ok(meta) if meta.len() > MAX_READ => {
+            return ToolOutput::failed(format!(
+                "file too large: {} bytes (read_file returns at most {MAX_READ})",
+                meta.len()
+            ))
+        }
+        Ok(_) => {}
+        Err(e) => return ToolOutput::failed(e.to_string()),
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => ToolOutput::ok(bytes),
+        Err(e) => ToolOutput::failed(e.to_string()),
+    }
+}
+
+fn list_dir(path: &std::path::Path) -> ToolOutput {
+    let entries = match std::fs::read_dir(path) {
+        Ok(entries) => entries,
+        Err(e) => return ToolOutput::failed(e.to_string()),
+    };
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => return ToolOutput::failed(e.to_string()),
+        };
+        let mut name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            name.push('/');
+        }
+        names.push(name);
+    }
+    names.sort();
+    let mut text = String::new();
+    for name in names {
+        text.push_str(&name);
+        text.push('\n');
+    }
+    ToolOutput::ok(text)
+}
+
+/// Writes through a temporary file in the same directory and renames it into place, so a
+/// failure never leaves half a file.
+fn write_file(path: &std::path::Path, content: &[u8]) -> ToolOutput {
+    let Some(parent) = path.parent() else {
+        return ToolOutput::failed("no parent directory");
+    };
+    if path.is_dir() {
+        return ToolOutput::failed("is a directory");
+    }
+    if let Err(e) = std::fs::create_dir_all(parent) {
+        return ToolOutput::failed(format!("cannot create {}: {e}", parent.display()));
+    }
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temp = parent.join(format!(".{name}.frontier-{}.tmp", std::process::id()));
+    let result = std::fs::write(&temp, content).and_then(|_| std::fs::rename(&temp, path));
+    match result {
+        Ok(()) => ToolOutput::ok(format!("wrote {} bytes", content.len())),
+        Err(e) => {
+            let _ = std::fs::remove_file(&temp);
+            ToolOutput::failed(e.to_string())
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! `frontier run`: the agent loop, driven by a replayed session or an OpenAI-compatible
+//! endpoint. The loop itself is [`frontier::agent`]; this module reads flags and files.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::time::Duration;
+
+use frontier::agent::openai::{OpenAi, OpenAiConfig};
+use frontier::agent::replay::{self, Replay};
+use frontier::agent::shell::ShellLimits;
+use frontier::agent::{Config, ModelSource, Toolset};
+use frontier::apply::Workspace;
+use frontier::ctl::Limits;
+
+use super::input;
+
+/// Flags of `run`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// `replay:FILE` (recorded turns, one JSON object per line) or `openai` (the endpoint named
+    /// by OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL).
+    #[arg(long)]
+    model: String,
+    /// The workspace: every path is confined to it, every command runs in it.
+    #[arg(long)]
+    root: String,
+    /// The user's request, the conversation's first user message.
+    #[arg(long)]
+    task: Option<String>,
+    /// Where to write the transcript (JSON lines); default standard output.
+    #[arg(long)]
+    transcript: Option<String>,
+    /// Stream a replayed turn N bytes at a time.
+    #[arg(long, default_value_t = 1)]
+    chunk: usize,
+    /// The tools allowed, by trust boundary: interactive (all), background (read-only),
+    /// webhook (read_file only).
+    #[arg(long, default_value = "interactive")]
+    toolset: String,
+    /// Most model requests before giving up.
+    #[arg(long, default_value_t = 50)]
+    max_turns: u32,
+    /// The output limit asked of the model, in tokens.
+    #[arg(long, default_value_t = 4096)]
+    max_tokens: u32,
+    /// The output limit after one `length` finish.
+    #[arg(long, default_value_t = 16384)]
+    escalated_max_tokens: u32,
+    /// Seconds a `shell` call may run.
+    #[arg(long, default_value_t = 30)]
+    shell_timeout: u64,
+    /// Bytes of a `shell` call's output kept (standard output and error each).
+    #[arg(long, default_value_t = 64 * 1024)]
+    shell_max_output: usize,
+    /// Bytes in one CTL header line, LF included.
+    #[arg(long, default_value_t = Limits::DEFAULT_MAX_LINE)]
+    max_line: u32,
+    /// The largest CTL argument, in bytes.
+    #[arg(long, default_value_t = Limits::DEFAULT_MAX_ARG)]
+    max_arg: u64,
+}
+
+pub fn run(args: Args) -> Result<i32, String> {
+    let toolset = Toolset::from_name(&args.toolset).ok_or_else(|| {
+        format!(
+            "--toolset {:?}: expected interactive, background or webhook",
+            args.toolset
+        )
+    })?;
+    let workspace = Workspace::new(&args.root).map_err(|e| format!("--root {}: {e}", args.root))?;
+    let mut model: Box<dyn ModelSource> = if let Some(file) = args.model.strip_prefix("replay:") {
+        let bytes = input::read_all(file).map_err(|e| format!("{file}: {e}"))?;
+        let text = String::from_utf8(bytes).map_err(|_| format!("{file}: not UTF-8"))?;
+        let turns = replay::parse(&text).map_err(|e| format!("{file}: {e}"))?;
+        Box::new(Replay::new(file, turns, args.chunk))
+    } else if args.model == "openai" {
+        Box::new(OpenAi::new(OpenAiConfig::from_env()?))
+    } else {
+        return Err(format!(
+            "--model {:?}: expected replay:FILE or openai",
+            args.model
+        ));
+    };
+    let mut config = Config::new(workspace);
+    config.toolset = toolset;
+    config.task = args.task;
+    config.limits = Limits {
+        max_line: args.max_line,
+        max_arg: args.max_arg,
+    };
+    config.shell = ShellLimits {
+        timeout: Duration::from_secs(args.shell_timeout),
+        max_output: args.shell_max_output,
+    };
+    config.max_turns = args.max_turns;
+    config.max_tokens = args.max_tokens;
+    config.escalated_max_tokens = args.escalated_max_tokens;
+    let mut out: Box<dyn Write> = match &args.transcript {
+        Some(path) if path != "-" => Box::new(BufWriter::new(
+            File::create(path).map_err(|e| format!("{path}: {e}"))?,
+        )),
+        _ => Box::new(io::stdout().lock()),
+    };
+    let status = frontier::agent::run(&config, model.as_mut(), &mut out)
+        .map_err(|e| format!("writing the transcript: {e}"))?;
+    out.flush()
+        .map_err(|e| format!("writing the transcript: {e}"))?;
+    if status.exit_code() != 0 {
+        eprintln!("frontier: run ended: {}", status.name());
+    }
+    Ok(status.exit_code())
+}
