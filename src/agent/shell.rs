@@ -2,7 +2,9 @@
 //! a wall-clock timeout and a cap on the output kept.
 //!
 //! The command runs in a process group of its own, so that a timeout kills everything it
-//! started (a `sleep` behind `sh` would otherwise keep the output pipes open). Standard output
+//! started (a `sleep` behind `sh` would otherwise keep the output pipes open); so does a
+//! command whose backgrounded children still hold the output pipes 100 ms after `sh` exited.
+//! Background processes that redirected their output elsewhere are left alone. Standard output
 //! and standard error are read by two threads, each keeping at most the cap and counting the
 //! rest.
 
@@ -70,6 +72,7 @@ pub fn run(root: &Path, command: &str, limits: ShellLimits) -> std::io::Result<S
         .map(|s| std::thread::spawn(move || capped(s, cap)));
     let deadline = Instant::now() + limits.timeout;
     let mut timed_out = false;
+    let mut pause = Duration::from_micros(200);
     let status = loop {
         if let Some(status) = child.try_wait()? {
             break status;
@@ -80,10 +83,23 @@ pub fn run(root: &Path, command: &str, limits: ShellLimits) -> std::io::Result<S
             let _ = child.kill();
             break child.wait()?;
         }
-        std::thread::sleep(Duration::from_millis(5));
+        // Short commands are the common case: poll fast first, then back off.
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
     };
-    // Children that outlived `sh` (backgrounded with `&`) may hold the pipes: end them too.
-    kill_group(child.id());
+    // Children that outlived `sh` (backgrounded with `&`) and still hold the pipes would keep
+    // the readers waiting: give them a moment, then end the group.
+    let linger = Instant::now() + Duration::from_millis(100);
+    while [&stdout, &stderr]
+        .iter()
+        .any(|r| r.as_ref().is_some_and(|h| !h.is_finished()))
+    {
+        if Instant::now() >= linger {
+            kill_group(child.id());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let mut output = Vec::new();
     for (name, reader) in [("stdout", stdout), ("stderr", stderr)] {
         let Some(reader) = reader else { continue };

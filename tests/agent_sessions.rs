@@ -1,0 +1,209 @@
+//! The shipped sessions of `corpora/sessions/`, replayed: every cut point, every chunking,
+//! and a snapshot of each transcript.
+
+mod agent_support;
+
+use std::collections::BTreeMap;
+
+use agent_support::{replay, run_with, sessions, RunResult};
+use frontier::agent::replay::Turn;
+use frontier::agent::{EndStatus, Finish, Flow, ModelError, ModelSource, Request, Toolset};
+use frontier::contract::PushParser;
+use frontier::ctl::{CtlEvent, CtlParser};
+
+/// Replays `turns` but cuts the stream after `cut` bytes of output: the turn that would need
+/// byte `cut` delivers what comes before it and then the connection drops.
+struct CutSource {
+    turns: std::vec::IntoIter<Turn>,
+    at: usize,
+    cut: usize,
+}
+
+impl ModelSource for CutSource {
+    fn turn(
+        &mut self,
+        _request: &Request<'_>,
+        sink: &mut dyn FnMut(&[u8]) -> Flow,
+    ) -> Result<Option<Finish>, ModelError> {
+        match self.turns.next() {
+            None => Ok(None),
+            Some(Turn::ContextOverflow) => Err(ModelError::ContextOverflow("replayed".into())),
+            Some(Turn::Output { bytes, finish }) => {
+                let start = self.at;
+                self.at += bytes.len();
+                if self.cut < start + bytes.len() {
+                    let keep = self.cut.saturating_sub(start);
+                    for b in bytes[..keep].chunks(7) {
+                        if sink(b) == Flow::Stop {
+                            break;
+                        }
+                    }
+                    return Err(ModelError::Disconnected("cut".into()));
+                }
+                for b in bytes.chunks(7) {
+                    if sink(b) == Flow::Stop {
+                        break;
+                    }
+                }
+                Ok(Some(finish))
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        "cut".into()
+    }
+}
+
+fn total_bytes(turns: &[Turn]) -> usize {
+    turns
+        .iter()
+        .map(|t| match t {
+            Turn::Output { bytes, .. } => bytes.len(),
+            Turn::ContextOverflow => 0,
+        })
+        .sum()
+}
+
+/// The oracle: each call's id and the offset (in the concatenated output) just after its `end`
+/// line. Restates the stream rule independently of the loop: a fresh parser per stream, the
+/// same parser across a `length` finish, nothing after an error.
+fn call_ends(turns: &[Turn]) -> Vec<(String, usize)> {
+    let mut ends = Vec::new();
+    let mut parser = CtlParser::default();
+    let mut at = 0;
+    let mut id = String::new();
+    for turn in turns {
+        let Turn::Output { bytes, finish } = turn else {
+            continue;
+        };
+        for &b in bytes {
+            at += 1;
+            let mut ended = false;
+            let pushed = parser.push(&[b], &mut |e| match e {
+                CtlEvent::CallStart { id: i, .. } => id = i.to_owned(),
+                CtlEvent::CallEnd => ended = true,
+                _ => {}
+            });
+            if pushed.is_err() {
+                return ends;
+            }
+            if ended {
+                ends.push((id.clone(), at));
+            }
+        }
+        if *finish != Finish::Length {
+            parser = CtlParser::default();
+        }
+    }
+    ends
+}
+
+fn run_cut(turns: &[Turn], cut: usize) -> RunResult {
+    let mut source = CutSource {
+        turns: turns.to_vec().into_iter(),
+        at: 0,
+        cut,
+    };
+    run_with(&mut source, |_| {})
+}
+
+#[test]
+fn every_cut_point_runs_exactly_the_calls_complete_before_it() {
+    for (name, turns) in sessions() {
+        let total = total_bytes(&turns);
+        let ends = call_ends(&turns);
+        let full = run_cut(&turns, usize::MAX);
+        assert_eq!(
+            full.ids("tool_call"),
+            ends.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(),
+            "{name}: the oracle and the loop disagree on the calls"
+        );
+        // The workspace after exactly k complete calls, for every k.
+        let mut boundary: Vec<BTreeMap<String, Vec<u8>>> = vec![run_cut(&turns, 0).files];
+        for (_, end) in &ends {
+            boundary.push(run_cut(&turns, *end).files);
+        }
+        for cut in 0..=total {
+            let run = run_cut(&turns, cut);
+            let complete: Vec<String> = ends
+                .iter()
+                .filter(|(_, end)| *end <= cut)
+                .map(|(id, _)| id.clone())
+                .collect();
+            assert_eq!(run.ids("tool_call"), complete, "{name} cut at {cut}: recorded calls");
+            let executed: Vec<String> = full
+                .ids("tool_result")
+                .into_iter()
+                .filter(|id| complete.contains(id))
+                .collect();
+            assert_eq!(run.ids("tool_result"), executed, "{name} cut at {cut}: executed calls");
+            let refused: Vec<String> = full
+                .ids("refused")
+                .into_iter()
+                .filter(|id| complete.contains(id))
+                .collect();
+            assert_eq!(run.ids("refused"), refused, "{name} cut at {cut}: refused calls");
+            assert_eq!(
+                run.files,
+                boundary[complete.len()],
+                "{name} cut at {cut}: a call that did not complete touched the workspace"
+            );
+            if cut < total && run.status != EndStatus::StreamError {
+                assert_eq!(run.status, EndStatus::ModelError, "{name} cut at {cut}");
+                assert_eq!(run.status.exit_code(), 1);
+            }
+        }
+    }
+}
+
+#[test]
+fn chunking_does_not_change_the_transcript() {
+    for (name, turns) in sessions() {
+        let whole = replay(&name, &turns, usize::MAX, Toolset::Interactive);
+        for chunk in [1, 3] {
+            let run = replay(&name, &turns, chunk, Toolset::Interactive);
+            assert_eq!(run.transcript, whole.transcript, "{name}: chunk {chunk}");
+            assert_eq!(run.status, whole.status);
+            assert_eq!(run.files, whole.files);
+        }
+    }
+}
+
+#[test]
+fn session_transcripts() {
+    for (name, turns) in sessions() {
+        let run = replay(&name, &turns, usize::MAX, Toolset::Interactive);
+        let mut text = format!("status: {} (exit {})\n", run.status.name(), run.status.exit_code());
+        text.push_str("files:\n");
+        for (path, bytes) in &run.files {
+            text.push_str(&format!("  {path}: {:?}\n", String::from_utf8_lossy(bytes)));
+        }
+        text.push_str("transcript:\n");
+        text.push_str(&run.transcript);
+        insta::assert_snapshot!(format!("session_{name}"), text);
+    }
+}
+
+#[test]
+fn fix_greeting_runs_end_to_end() {
+    let (name, turns) = sessions().into_iter().find(|(n, _)| n == "fix_greeting").unwrap();
+    let run = replay(&name, &turns, 1, Toolset::Interactive);
+    assert_eq!(run.status, EndStatus::Done);
+    assert_eq!(
+        run.files["greet.sh"],
+        b"name=\"${1:-world}\"\necho \"Hello, $name!\"\n"
+    );
+    let last = run.of_type("tool_result").last().unwrap()["output"].clone();
+    assert_eq!(last, "Hello, world!\nHello, frontier!\n");
+    // The write that the output limit cut in two ran once, in the turn that completed it.
+    let c7: Vec<_> = run.records.iter().filter(|r| r["id"] == "c7").collect();
+    assert_eq!(c7.len(), 2);
+    assert_eq!(c7[0]["turn"], 3);
+    let reasons: Vec<_> = run
+        .of_type("transition")
+        .iter()
+        .map(|r| r["reason"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(reasons, ["next_turn", "escalate_output_limit", "next_turn"]);
+}

@@ -1,0 +1,101 @@
+//! Helpers shared by the `agent_*` tests: running a session into a fresh workspace,
+//! snapshotting the workspace, reading the transcript back.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use frontier::agent::replay::{self, Replay, Turn};
+use frontier::agent::{self, Config, EndStatus, ModelSource, Toolset};
+use frontier::apply::Workspace;
+use serde_json::Value;
+
+/// The shipped sessions, by file stem.
+pub fn sessions() -> Vec<(String, Vec<Turn>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/sessions");
+    let mut out = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    entries.sort();
+    for path in entries {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let turns = replay::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        out.push((stem, turns));
+    }
+    assert!(out.len() >= 4, "the shipped sessions are missing");
+    out
+}
+
+/// What a run left behind.
+pub struct RunResult {
+    pub status: EndStatus,
+    pub transcript: String,
+    pub records: Vec<Value>,
+    pub files: BTreeMap<String, Vec<u8>>,
+}
+
+impl RunResult {
+    /// The records of one type.
+    pub fn of_type(&self, kind: &str) -> Vec<&Value> {
+        self.records.iter().filter(|r| r["type"] == kind).collect()
+    }
+
+    /// The ids of the records of one type, in order.
+    pub fn ids(&self, kind: &str) -> Vec<String> {
+        self.of_type(kind)
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+/// Runs `model` in a fresh temporary workspace with `configure` applied to the config.
+pub fn run_with(model: &mut dyn ModelSource, configure: impl FnOnce(&mut Config)) -> RunResult {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(Workspace::new(dir.path()).unwrap());
+    config.task = Some("test".into());
+    configure(&mut config);
+    let mut out = Vec::new();
+    let status = agent::run(&config, model, &mut out).unwrap();
+    let transcript = String::from_utf8(out).unwrap();
+    let records = transcript
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad record {l}: {e}")))
+        .collect();
+    RunResult {
+        status,
+        transcript,
+        records,
+        files: snapshot(dir.path()),
+    }
+}
+
+/// Replays `turns` `chunk` bytes at a time under `toolset`.
+pub fn replay(name: &str, turns: &[Turn], chunk: usize, toolset: Toolset) -> RunResult {
+    let mut model = Replay::new(name, turns.to_vec(), chunk);
+    run_with(&mut model, |c| c.toolset = toolset)
+}
+
+/// Every file under `root`, by relative path, with its bytes.
+pub fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if meta.is_dir() {
+                files.insert(format!("{rel}/"), Vec::new());
+                stack.push(path);
+            } else {
+                files.insert(rel, std::fs::read(&path).unwrap_or_default());
+            }
+        }
+    }
+    files
+}
