@@ -1,0 +1,144 @@
+//! The hard-line guard: dangerous commands, each next to harmless look-alikes.
+
+use frontier::agent::guard::{check, Violation};
+
+/// Commands the guard must refuse, with the rule each breaks.
+const DANGEROUS: &[(&str, Violation)] = &[
+    ("rm -rf /", Violation::RemoveRoot),
+    ("rm -rf /*", Violation::RemoveRoot),
+    ("rm -rf / *", Violation::RemoveRoot),
+    ("rm -fr //", Violation::RemoveRoot),
+    ("rm -r -f /.", Violation::RemoveRoot),
+    ("rm -rf /./", Violation::RemoveRoot),
+    ("rm -rf --no-preserve-root /", Violation::RemoveRoot),
+    ("rm -rf -- /", Violation::RemoveRoot),
+    ("rm -rf \"/\"", Violation::RemoveRoot),
+    ("rm -rf '/'", Violation::RemoveRoot),
+    ("rm -rf /tmp/x /", Violation::RemoveRoot),
+    ("/bin/rm -rf /", Violation::RemoveRoot),
+    ("RM -RF /", Violation::RemoveRoot),
+    ("cd /tmp && rm -rf /", Violation::RemoveRoot),
+    ("true; rm -rf /", Violation::RemoveRoot),
+    ("false || rm -rf /", Violation::RemoveRoot),
+    ("echo x | rm -rf /", Violation::RemoveRoot),
+    ("ls &\nrm -rf /", Violation::RemoveRoot),
+    ("sudo rm -rf /", Violation::RemoveRoot),
+    ("sudo -u root rm -rf /", Violation::RemoveRoot),
+    ("env -i PATH=/bin rm -rf /", Violation::RemoveRoot),
+    ("exec rm -rf /", Violation::RemoveRoot),
+    ("FOO=1 rm -rf /", Violation::RemoveRoot),
+    ("nohup rm -rf / &", Violation::RemoveRoot),
+    ("timeout 5 rm -rf /", Violation::RemoveRoot),
+    ("(rm -rf /)", Violation::RemoveRoot),
+    ("{ rm -rf /; }", Violation::RemoveRoot),
+    ("if true; then rm -rf /; fi", Violation::RemoveRoot),
+    ("echo $(rm -rf /)", Violation::RemoveRoot),
+    ("echo `rm -rf /`", Violation::RemoveRoot),
+    ("echo \"$(rm -rf /)\"", Violation::RemoveRoot),
+    ("echo \"`rm -rf /`\"", Violation::RemoveRoot),
+    ("cat <(rm -rf /)", Violation::RemoveRoot),
+    ("sh -c 'rm -rf /'", Violation::RemoveRoot),
+    ("sh -c \"rm -rf /\"", Violation::RemoveRoot),
+    ("bash -lc 'cd / && rm -rf /'", Violation::RemoveRoot),
+    ("bash -e -c 'rm -rf /'", Violation::RemoveRoot),
+    ("busybox sh -c 'rm -rf /'", Violation::RemoveRoot),
+    ("eval 'rm -rf /'", Violation::RemoveRoot),
+    ("eval rm -rf /", Violation::RemoveRoot),
+    ("sh -c \"sh -c 'rm -rf /'\"", Violation::RemoveRoot),
+    ("env -S 'rm -rf /'", Violation::RemoveRoot),
+    ("rm -rf $'\\x2f'", Violation::RemoveRoot),
+    ("xargs rm -rf /", Violation::RemoveRoot),
+    ("mkfs /dev/sda1", Violation::Mkfs),
+    ("mkfs.ext4 /dev/sda1", Violation::Mkfs),
+    ("sudo mkfs.xfs -f /dev/nvme0n1", Violation::Mkfs),
+    ("dd if=/dev/zero of=/dev/sda bs=1M", Violation::DdToDisk),
+    ("dd if=image.iso of=/dev/nvme0n1", Violation::DdToDisk),
+    ("sudo dd if=/dev/urandom of=/dev/vda", Violation::DdToDisk),
+    ("shutdown -h now", Violation::PowerOff),
+    ("reboot", Violation::PowerOff),
+    ("sudo poweroff", Violation::PowerOff),
+    ("echo bye; halt", Violation::PowerOff),
+    ("systemctl reboot", Violation::PowerOff),
+    ("init 0", Violation::PowerOff),
+    ("echo x > /dev/sda", Violation::RedirectToDisk),
+    ("cat image >/dev/nvme0n1", Violation::RedirectToDisk),
+    ("cat image 2>&1 >> /dev/vdb", Violation::RedirectToDisk),
+    ("sh -c 'cat x > /dev/sda'", Violation::RedirectToDisk),
+    (":(){ :|:& };:", Violation::ForkBomb),
+    (":(){ :|: & };:", Violation::ForkBomb),
+    ("bomb(){ bomb|bomb& };bomb", Violation::ForkBomb),
+    ("bash -c ':(){ :|:& };:'", Violation::ForkBomb),
+    ("echo 'unterminated", Violation::Unreadable),
+    ("echo $(rm -rf /", Violation::Unreadable),
+];
+
+/// Commands that look like the dangerous ones but are not, and must pass.
+const HARMLESS: &[&str] = &[
+    "echo \"rm -rf /\"",
+    "echo 'rm -rf /'",
+    "echo rm -rf /",
+    "printf '%s\\n' 'sh -c \"rm -rf /\"'",
+    "grep -r 'rm -rf /' .",
+    "git commit -m 'never run rm -rf /'",
+    "rm -rf /tmp/build",
+    "rm -rf ./build",
+    "rm -rf build/",
+    "rm -rf .cache",
+    "rm -rf *",
+    "rm -rf ~/.cache/frontier",
+    "ls /",
+    "find / -name '*.rs' -maxdepth 1",
+    "cd / && ls",
+    "cat /dev/null > out.txt",
+    "echo x > /dev/null",
+    "echo x > /dev/stderr",
+    "dd if=/dev/zero of=disk.img bs=1M count=1",
+    "dd if=/dev/sda of=backup.img",
+    "echo '> /dev/sda'",
+    "echo mkfs",
+    "man mkfs",
+    "which shutdown",
+    "echo reboot",
+    "cargo build --release",
+    "systemctl status nginx",
+    "./format_disk.sh --dry-run",
+    "python -c 'import os; print(os.getcwd())'",
+    "sh -c 'ls /'",
+    "sh greet.sh",
+    "eval echo hello",
+    "echo ':(){ :|:& };:'",
+    "f(){ echo hi; }; f",
+    "a | b | c",
+    "echo \"$HOME\" # rm -rf /",
+    "echo '\"'",
+];
+
+#[test]
+fn refuses_every_dangerous_command() {
+    for &(command, rule) in DANGEROUS {
+        assert_eq!(check(command), Err(rule), "{command:?} should break {}", rule.kind());
+    }
+}
+
+#[test]
+fn lets_every_harmless_look_alike_through() {
+    for &command in HARMLESS {
+        assert_eq!(check(command), Ok(()), "{command:?} is harmless");
+    }
+}
+
+#[test]
+fn never_panics_on_any_prefix() {
+    for &(command, _) in DANGEROUS {
+        for end in 0..=command.len() {
+            if command.is_char_boundary(end) {
+                let _ = check(&command[..end]);
+            }
+        }
+    }
+    // Deep nesting is refused, not followed forever.
+    let deep = format!("{}echo hi", "eval ".repeat(40));
+    assert_eq!(check(&deep), Err(Violation::Unreadable));
+    let shallow = format!("{}echo hi", "eval ".repeat(5));
+    assert_eq!(check(&shallow), Ok(()));
+}
