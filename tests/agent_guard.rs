@@ -116,7 +116,12 @@ const HARMLESS: &[&str] = &[
 #[test]
 fn refuses_every_dangerous_command() {
     for &(command, rule) in DANGEROUS {
-        assert_eq!(check(command), Err(rule), "{command:?} should break {}", rule.kind());
+        assert_eq!(
+            check(command),
+            Err(rule),
+            "{command:?} should break {}",
+            rule.kind()
+        );
     }
 }
 

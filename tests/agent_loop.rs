@@ -42,12 +42,28 @@ fn refusals_have_stable_kinds_and_touch_nothing() {
         [
             call("c1", "format_disk", &[("path", "a")]),
             call("c2", "write_file", &[("path", "a.txt")]),
-            call("c3", "write_file", &[("path", "a.txt"), ("content", "x"), ("content", "y")]),
-            call("c4", "write_file", &[("path", "../a.txt"), ("content", "x")]),
-            call("c5", "write_file", &[("path", "/tmp/a.txt"), ("content", "x")]),
+            call(
+                "c3",
+                "write_file",
+                &[("path", "a.txt"), ("content", "x"), ("content", "y")],
+            ),
+            call(
+                "c4",
+                "write_file",
+                &[("path", "../a.txt"), ("content", "x")],
+            ),
+            call(
+                "c5",
+                "write_file",
+                &[("path", "/tmp/a.txt"), ("content", "x")],
+            ),
             call("c6", "shell", &[("command", "echo hi; rm -rf /")]),
             call("c7", "list_dir", &[("path", "."), ("recursive", "yes")]),
-            call("c8", "apply_patch", &[("patch", "*** Begin Patch\n*** End Patch\n")]),
+            call(
+                "c8",
+                "apply_patch",
+                &[("patch", "*** Begin Patch\n*** End Patch\n")],
+            ),
         ]
         .concat(),
         Finish::ToolCalls,
@@ -66,7 +82,13 @@ fn refusals_have_stable_kinds_and_touch_nothing() {
         .records
         .iter()
         .filter(|r| r["type"] == "tool_call" || r["type"] == "refused")
-        .map(|r| format!("{}:{}", r["type"].as_str().unwrap(), r["id"].as_str().unwrap()))
+        .map(|r| {
+            format!(
+                "{}:{}",
+                r["type"].as_str().unwrap(),
+                r["id"].as_str().unwrap()
+            )
+        })
         .collect();
     let expected: Vec<String> = (1..=8)
         .flat_map(|i| [format!("tool_call:c{i}"), format!("refused:c{i}")])
@@ -131,7 +153,12 @@ fn toolsets_refuse_what_they_do_not_hold() {
 fn a_broken_stream_runs_the_calls_before_the_bad_byte_and_none_after() {
     let good = call("c1", "write_file", &[("path", "a.txt"), ("content", "a\n")]);
     let later = call("c2", "write_file", &[("path", "b.txt"), ("content", "b\n")]);
-    for noise in ["I will now write b.txt:\n", "call c9 shell\r\n", "\n", "end\n"] {
+    for noise in [
+        "I will now write b.txt:\n",
+        "call c9 shell\r\n",
+        "\n",
+        "end\n",
+    ] {
         let turns = vec![out(format!("{good}{noise}{later}"), Finish::ToolCalls)];
         for chunk in [1, 5, usize::MAX] {
             let run = replay("noise", &turns, chunk, Toolset::Interactive);
@@ -202,7 +229,11 @@ fn shell_has_a_timeout_no_stdin_and_a_capped_output() {
     let start = std::time::Instant::now();
     let slow = shell::run(dir.path(), "sleep 5 & sleep 5; echo never", limits).unwrap();
     assert!(slow.timed_out && !slow.success());
-    assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
     let stdin = shell::run(dir.path(), "cat; echo done", limits).unwrap();
     assert_eq!(stdin.output, b"done\n");
     let big = shell::run(dir.path(), "yes | head -c 1000", limits).unwrap();
@@ -211,19 +242,37 @@ fn shell_has_a_timeout_no_stdin_and_a_capped_output() {
     assert!(String::from_utf8_lossy(&big.output).contains("900 more bytes not kept"));
     let here = shell::run(dir.path(), "pwd", limits).unwrap();
     let pwd = String::from_utf8(here.output).unwrap();
-    assert_eq!(std::path::Path::new(pwd.trim()).canonicalize().unwrap(), dir.path().canonicalize().unwrap());
+    assert_eq!(
+        std::path::Path::new(pwd.trim()).canonicalize().unwrap(),
+        dir.path().canonicalize().unwrap()
+    );
 }
 
 #[test]
 fn output_truncation_escalates_once_then_nudges_three_times_then_gives_up() {
-    let long = call("c1", "write_file", &[("path", "a.txt"), ("content", &"x".repeat(60))]);
-    let pieces: Vec<&str> = vec![&long[..10], &long[10..20], &long[20..30], &long[30..40], &long[40..50]];
+    let long = call(
+        "c1",
+        "write_file",
+        &[("path", "a.txt"), ("content", &"x".repeat(60))],
+    );
+    let pieces: Vec<&str> = vec![
+        &long[..10],
+        &long[10..20],
+        &long[20..30],
+        &long[30..40],
+        &long[40..50],
+    ];
     let turns: Vec<Turn> = pieces.iter().map(|p| out(*p, Finish::Length)).collect();
     let run = replay("truncated", &turns, 1, Toolset::Interactive);
     let reasons: Vec<_> = run
         .of_type("transition")
         .iter()
-        .map(|r| (r["reason"].as_str().unwrap().to_owned(), r["max_tokens"].as_u64().unwrap()))
+        .map(|r| {
+            (
+                r["reason"].as_str().unwrap().to_owned(),
+                r["max_tokens"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         reasons,
@@ -240,7 +289,10 @@ fn output_truncation_escalates_once_then_nudges_three_times_then_gives_up() {
 
     // Normal progress resets the counters: the same four truncations, separated by a
     // completed turn, are all recovered.
-    let mut turns: Vec<Turn> = vec![out(&long[..10], Finish::Length), out(&long[10..20], Finish::Length)];
+    let mut turns: Vec<Turn> = vec![
+        out(&long[..10], Finish::Length),
+        out(&long[10..20], Finish::Length),
+    ];
     turns.push(out(&long[20..], Finish::ToolCalls));
     turns.push(out(&long[..10], Finish::Length));
     turns.push(out(&long[10..20], Finish::Length));
@@ -267,7 +319,10 @@ fn context_overflow_compacts_once() {
         .iter()
         .map(|r| r["reason"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(reasons, ["next_turn", "compact_retry", "next_turn", "compact_retry"]);
+    assert_eq!(
+        reasons,
+        ["next_turn", "compact_retry", "next_turn", "compact_retry"]
+    );
     assert_eq!(run.status, EndStatus::RecoveryExhausted);
     assert_eq!(run.of_type("model_error").len(), 3);
 }
@@ -313,7 +368,9 @@ fn consecutive_reads_run_in_parallel() {
         let mut model = Replay::new("fifo", turns, 1);
         let mut transcript = Vec::new();
         frontier::agent::run(&config, &mut model, &mut transcript).unwrap();
-        done_tx.send(String::from_utf8(transcript).unwrap()).unwrap();
+        done_tx
+            .send(String::from_utf8(transcript).unwrap())
+            .unwrap();
     });
     let text = done_rx
         .recv_timeout(Duration::from_secs(20))
@@ -323,7 +380,13 @@ fn consecutive_reads_run_in_parallel() {
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .filter(|r| r["type"] == "tool_call" || r["type"] == "tool_result")
-        .map(|r| format!("{}:{}", r["type"].as_str().unwrap(), r["id"].as_str().unwrap()))
+        .map(|r| {
+            format!(
+                "{}:{}",
+                r["type"].as_str().unwrap(),
+                r["id"].as_str().unwrap()
+            )
+        })
         .collect();
     // Both reads start before either result; the shell call waits for both and runs alone.
     assert_eq!(

@@ -30,7 +30,10 @@ impl Rng {
 enum Reply {
     /// A 200 event stream of these raw bytes, written in HTTP chunks of random sizes; with
     /// `drop_after`, the socket is closed after that many body bytes, mid-stream.
-    Stream { body: Vec<u8>, drop_after: Option<usize> },
+    Stream {
+        body: Vec<u8>,
+        drop_after: Option<usize>,
+    },
     /// An error status with a JSON body.
     Status(u16, String),
 }
@@ -44,7 +47,10 @@ fn sse(content: &str, finish: &str, rng: &mut Rng) -> Vec<u8> {
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
         format!("data: {v}\n\n")
     };
-    body.push_str(&event(json!({"role": "assistant", "content": ""}), Value::Null));
+    body.push_str(&event(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    ));
     let mut rest = content;
     while !rest.is_empty() {
         let mut n = 1 + rng.below(12);
@@ -69,7 +75,9 @@ fn serve(replies: Vec<Reply>, seed: u64) -> (String, JoinHandle<Vec<Value>>) {
         let mut requests = Vec::new();
         for reply in replies {
             let (stream, _) = listener.accept().unwrap();
-            stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
             requests.push(read_request(&stream));
             let mut stream = stream;
             match reply {
@@ -158,16 +166,30 @@ fn call(id: &str, name: &str, args: &[(&str, &str)]) -> String {
 
 /// Records without the `task` record (whose `model` names the source).
 fn body_of(run: &RunResult) -> Vec<Value> {
-    run.records.iter().filter(|r| r["type"] != "task").cloned().collect()
+    run.records
+        .iter()
+        .filter(|r| r["type"] != "task")
+        .cloned()
+        .collect()
 }
 
 #[test]
 fn streams_random_chunks_and_continues_after_length() {
-    let write = call("c2", "write_file", &[("path", "hello.txt"), ("content", "Hello, wörld!\n")]);
+    let write = call(
+        "c2",
+        "write_file",
+        &[("path", "hello.txt"), ("content", "Hello, wörld!\n")],
+    );
     let cut = write.find("wö").unwrap() + 1;
     let turns = [
-        (call("c1", "list_dir", &[("path", ".")]) + &write[..cut], "length"),
-        (write[cut..].to_owned() + &call("c3", "read_file", &[("path", "hello.txt")]), "tool_calls"),
+        (
+            call("c1", "list_dir", &[("path", ".")]) + &write[..cut],
+            "length",
+        ),
+        (
+            write[cut..].to_owned() + &call("c3", "read_file", &[("path", "hello.txt")]),
+            "tool_calls",
+        ),
         (String::new(), "stop"),
     ];
     for seed in 1..=8u64 {
@@ -209,11 +231,21 @@ fn streams_random_chunks_and_continues_after_length() {
         let second = requests[1]["messages"].as_array().unwrap();
         assert_eq!(second[2]["role"], "assistant");
         assert!(second[2]["content"].as_str().unwrap().ends_with("Hello, w"));
-        assert!(second[3]["content"].as_str().unwrap().starts_with("result c1 ok"));
-        assert!(second[3]["content"].as_str().unwrap().contains("output limit"));
+        assert!(second[3]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("result c1 ok"));
+        assert!(second[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("output limit"));
         let third = requests[2]["messages"].as_array().unwrap();
         let results = third.last().unwrap()["content"].as_str().unwrap();
-        assert!(results.contains("result c2 ok") && results.contains("result c3 ok 15\nHello, wörld!\n"), "{results}");
+        assert!(
+            results.contains("result c2 ok")
+                && results.contains("result c3 ok 15\nHello, wörld!\n"),
+            "{results}"
+        );
     }
 }
 
@@ -271,7 +303,11 @@ fn delivered_content(prefix: &[u8]) -> usize {
         .split("\n\n")
         .filter_map(|e| e.strip_prefix("data: "))
         .filter_map(|d| serde_json::from_str::<Value>(d).ok())
-        .map(|v| v["choices"][0]["delta"]["content"].as_str().map_or(0, str::len))
+        .map(|v| {
+            v["choices"][0]["delta"]["content"]
+                .as_str()
+                .map_or(0, str::len)
+        })
         .sum()
 }
 
@@ -281,21 +317,48 @@ fn malformed_events_end_the_run_after_the_complete_calls() {
     let mut rng = Rng(5);
     let mut body = sse(&first, "tool_calls", &mut rng);
     // Replace the finish event with garbage, then a valid-looking call that must not run.
-    let finish_event = find(&body, b"data: {\"choices\":[{\"delta\":{},\"finish_reason\"", 0);
+    let finish_event = find(
+        &body,
+        b"data: {\"choices\":[{\"delta\":{},\"finish_reason\"",
+        0,
+    );
     body.truncate(finish_event);
     body.extend_from_slice(b"data: {\"choices\": [ oops\n\n");
-    body.extend_from_slice(&sse(&call("c2", "write_file", &[("path", "b.txt"), ("content", "b")]), "stop", &mut rng));
-    let (run, _) = run_openai(vec![Reply::Stream { body, drop_after: None }], 9);
+    body.extend_from_slice(&sse(
+        &call("c2", "write_file", &[("path", "b.txt"), ("content", "b")]),
+        "stop",
+        &mut rng,
+    ));
+    let (run, _) = run_openai(
+        vec![Reply::Stream {
+            body,
+            drop_after: None,
+        }],
+        9,
+    );
     assert_eq!(run.status, EndStatus::ModelError);
     assert_eq!(run.of_type("model_error")[0]["kind"], "malformed_event");
     assert_eq!(run.ids("tool_result"), ["c1"]);
     assert_eq!(run.files.keys().collect::<Vec<_>>(), ["a.txt"]);
 
     // An event whose content is not a string, and one without choices.
-    for bad in [r#"data: {"choices":[{"delta":{"content":7}}]}"#, r#"data: {"object":"x"}"#] {
+    for bad in [
+        r#"data: {"choices":[{"delta":{"content":7}}]}"#,
+        r#"data: {"object":"x"}"#,
+    ] {
         let body = format!("{bad}\n\n").into_bytes();
-        let (run, _) = run_openai(vec![Reply::Stream { body, drop_after: None }], 3);
-        assert_eq!(run.of_type("model_error")[0]["kind"], "malformed_event", "{bad}");
+        let (run, _) = run_openai(
+            vec![Reply::Stream {
+                body,
+                drop_after: None,
+            }],
+            3,
+        );
+        assert_eq!(
+            run.of_type("model_error")[0]["kind"],
+            "malformed_event",
+            "{bad}"
+        );
     }
 }
 
@@ -304,7 +367,13 @@ fn noise_from_the_model_breaks_the_stream_and_closes_it() {
     let content = call("c1", "list_dir", &[("path", ".")]) + "Done! I listed the directory.";
     let mut rng = Rng(77);
     let body = sse(&content, "stop", &mut rng);
-    let (run, _) = run_openai(vec![Reply::Stream { body, drop_after: None }], 4);
+    let (run, _) = run_openai(
+        vec![Reply::Stream {
+            body,
+            drop_after: None,
+        }],
+        4,
+    );
     assert_eq!(run.status, EndStatus::StreamError);
     assert_eq!(run.ids("tool_result"), ["c1"]);
     assert_eq!(run.of_type("stream_error")[0]["byte"], u64::from(b'D'));
@@ -315,22 +384,49 @@ fn context_overflow_status_compacts_and_retries_once() {
     let overflow = r#"{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
     let mut rng = Rng(11);
     let replies = vec![
-        Reply::Stream { body: sse(&call("c1", "list_dir", &[("path", ".")]), "tool_calls", &mut rng), drop_after: None },
-        Reply::Stream { body: sse(&call("c2", "list_dir", &[("path", ".")]), "tool_calls", &mut rng), drop_after: None },
+        Reply::Stream {
+            body: sse(
+                &call("c1", "list_dir", &[("path", ".")]),
+                "tool_calls",
+                &mut rng,
+            ),
+            drop_after: None,
+        },
+        Reply::Stream {
+            body: sse(
+                &call("c2", "list_dir", &[("path", ".")]),
+                "tool_calls",
+                &mut rng,
+            ),
+            drop_after: None,
+        },
         Reply::Status(400, overflow.into()),
-        Reply::Stream { body: sse("", "stop", &mut rng), drop_after: None },
+        Reply::Stream {
+            body: sse("", "stop", &mut rng),
+            drop_after: None,
+        },
     ];
     let (run, requests) = run_openai(replies, 12);
     assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
-    let reasons: Vec<_> = run.of_type("transition").iter().map(|r| r["reason"].clone()).collect();
+    let reasons: Vec<_> = run
+        .of_type("transition")
+        .iter()
+        .map(|r| r["reason"].clone())
+        .collect();
     assert_eq!(reasons, ["next_turn", "next_turn", "compact_retry"]);
     // The retried request has the older results cleared, the latest kept.
     let retried = requests[3]["messages"].as_array().unwrap();
     assert!(retried[3]["content"].as_str().unwrap().contains("cleared"));
-    assert!(retried[5]["content"].as_str().unwrap().starts_with("result c2 ok"));
+    assert!(retried[5]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("result c2 ok"));
 
     // A second overflow without progress in between exhausts the path.
-    let replies = vec![Reply::Status(400, overflow.into()), Reply::Status(400, overflow.into())];
+    let replies = vec![
+        Reply::Status(400, overflow.into()),
+        Reply::Status(400, overflow.into()),
+    ];
     let (run, _) = run_openai(replies, 13);
     assert_eq!(run.status, EndStatus::RecoveryExhausted);
 }
@@ -342,7 +438,11 @@ fn server_errors_and_refused_connections_are_model_errors() {
     assert_eq!(run.of_type("model_error")[0]["kind"], "server_error");
 
     // Nothing listens on this port once the listener is dropped.
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let mut model = client(&format!("http://127.0.0.1:{port}/v1"));
     let run = run_with(&mut model, |_| {});
     assert_eq!(run.status, EndStatus::ModelError);

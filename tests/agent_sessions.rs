@@ -14,7 +14,7 @@ use frontier::ctl::{CtlEvent, CtlParser};
 /// Replays `turns` but cuts the stream after `cut` bytes of output: the turn that would need
 /// byte `cut` delivers what comes before it and then the connection drops.
 struct CutSource {
-    turns: std::vec::IntoIter<Turn>,
+    turns: std::collections::VecDeque<Turn>,
     at: usize,
     cut: usize,
 }
@@ -25,7 +25,7 @@ impl ModelSource for CutSource {
         _request: &Request<'_>,
         sink: &mut dyn FnMut(&[u8]) -> Flow,
     ) -> Result<Option<Finish>, ModelError> {
-        match self.turns.next() {
+        match self.turns.pop_front() {
             None => Ok(None),
             Some(Turn::ContextOverflow) => Err(ModelError::ContextOverflow("replayed".into())),
             Some(Turn::Output { bytes, finish }) => {
@@ -101,7 +101,7 @@ fn call_ends(turns: &[Turn]) -> Vec<(String, usize)> {
 
 fn run_cut(turns: &[Turn], cut: usize) -> RunResult {
     let mut source = CutSource {
-        turns: turns.to_vec().into_iter(),
+        turns: turns.iter().cloned().collect(),
         at: 0,
         cut,
     };
@@ -131,19 +131,31 @@ fn every_cut_point_runs_exactly_the_calls_complete_before_it() {
                 .filter(|(_, end)| *end <= cut)
                 .map(|(id, _)| id.clone())
                 .collect();
-            assert_eq!(run.ids("tool_call"), complete, "{name} cut at {cut}: recorded calls");
+            assert_eq!(
+                run.ids("tool_call"),
+                complete,
+                "{name} cut at {cut}: recorded calls"
+            );
             let executed: Vec<String> = full
                 .ids("tool_result")
                 .into_iter()
                 .filter(|id| complete.contains(id))
                 .collect();
-            assert_eq!(run.ids("tool_result"), executed, "{name} cut at {cut}: executed calls");
+            assert_eq!(
+                run.ids("tool_result"),
+                executed,
+                "{name} cut at {cut}: executed calls"
+            );
             let refused: Vec<String> = full
                 .ids("refused")
                 .into_iter()
                 .filter(|id| complete.contains(id))
                 .collect();
-            assert_eq!(run.ids("refused"), refused, "{name} cut at {cut}: refused calls");
+            assert_eq!(
+                run.ids("refused"),
+                refused,
+                "{name} cut at {cut}: refused calls"
+            );
             assert_eq!(
                 run.files,
                 boundary[complete.len()],
@@ -174,7 +186,11 @@ fn chunking_does_not_change_the_transcript() {
 fn session_transcripts() {
     for (name, turns) in sessions() {
         let run = replay(&name, &turns, usize::MAX, Toolset::Interactive);
-        let mut text = format!("status: {} (exit {})\n", run.status.name(), run.status.exit_code());
+        let mut text = format!(
+            "status: {} (exit {})\n",
+            run.status.name(),
+            run.status.exit_code()
+        );
         text.push_str("files:\n");
         for (path, bytes) in &run.files {
             text.push_str(&format!("  {path}: {:?}\n", String::from_utf8_lossy(bytes)));
@@ -187,7 +203,10 @@ fn session_transcripts() {
 
 #[test]
 fn fix_greeting_runs_end_to_end() {
-    let (name, turns) = sessions().into_iter().find(|(n, _)| n == "fix_greeting").unwrap();
+    let (name, turns) = sessions()
+        .into_iter()
+        .find(|(n, _)| n == "fix_greeting")
+        .unwrap();
     let run = replay(&name, &turns, 1, Toolset::Interactive);
     assert_eq!(run.status, EndStatus::Done);
     assert_eq!(

@@ -88,7 +88,11 @@ pub fn snapshot(root: &Path) -> BTreeMap<String, Vec<u8>> {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             let meta = std::fs::symlink_metadata(&path).unwrap();
-            let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             if meta.is_dir() {
                 files.insert(format!("{rel}/"), Vec::new());
                 stack.push(path);
