@@ -5,6 +5,7 @@
 
 use clap::{Args, ValueEnum};
 
+use frontier::apply_patch::{CodexParser, StrictParser};
 use frontier::contract::PushParser;
 use frontier::ctl::{CtlParser, Limits};
 
@@ -13,6 +14,9 @@ use frontier::ctl::{CtlParser, Limits};
 pub enum Lang {
     /// CTL, the line-framed tool-call language.
     Ctl,
+    /// Codex's apply_patch language (modes: strict, the default; codex).
+    #[value(name = "apply_patch")]
+    ApplyPatch,
 }
 
 /// The flags that choose and configure a parser.
@@ -21,7 +25,7 @@ pub struct LangArgs {
     /// The language of the input.
     #[arg(long, value_enum)]
     pub lang: Lang,
-    /// A mode of that language (ctl: strict).
+    /// A mode of that language (ctl: strict; apply_patch: strict (default), codex).
     #[arg(long)]
     pub mode: Option<String>,
     /// CTL: bytes in one header line, LF included.
@@ -48,6 +52,8 @@ pub fn dispatch<C: WithParser>(args: &LangArgs, command: C) -> Result<C::Output,
             max_line: args.max_line,
             max_arg: args.max_arg,
         }))),
+        (Lang::ApplyPatch, None | Some("strict")) => Ok(command.run(StrictParser::default())),
+        (Lang::ApplyPatch, Some("codex")) => Ok(command.run(CodexParser::new())),
         (lang, Some(mode)) => Err(format!(
             "unknown mode {mode:?} for --lang {}",
             lang.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default()
