@@ -9,6 +9,7 @@
 //! Every language implements one contract, [`contract::PushParser`]:
 //!
 //! - [`ctl`]: CTL, a line-framed tool-call language with length-prefixed raw arguments;
+//! - [`apply_patch`]: the patch language of OpenAI Codex (strict and codex modes);
 //! - [`json_baseline`]: the JSON-buffer framing CTL is measured against.
 //!
 //! [`event`] gives every language's events one printable, comparable form, and [`harness`]

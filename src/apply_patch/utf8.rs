@@ -1,0 +1,175 @@
+//! Strict UTF-8, one byte at a time, as llguidance's `.` reads it.
+//!
+//! A character is one Unicode scalar value in its shortest encoding: the bytes C0, C1 and
+//! F5–FF never occur, and after a lead byte only the continuation bytes that can still finish
+//! a valid character are allowed (after E0 only A0–BF, after ED only 80–9F, after F0 only
+//! 90–BF, after F4 only 80–8F). [`Utf8`] is the decoder's state between bytes: two bytes and a
+//! code point, `Copy`, with the next allowed set in one table lookup.
+
+use crate::byteset::ByteSet;
+
+/// ASCII bytes other than LF: one whole character each.
+pub const ASCII_NO_LF: ByteSet = ByteSet::range(0x00, 0x7f).without(b'\n');
+/// Bytes that start a character of two to four bytes.
+pub const LEADS: ByteSet = ByteSet::range(0xc2, 0xf4);
+/// Bytes that start a character other than LF.
+pub const CHAR_START: ByteSet = ASCII_NO_LF.union(LEADS);
+
+/// The continuation ranges, indexed by [`Utf8::next`].
+const CONT: [ByteSet; 5] = [
+    ByteSet::range(0x80, 0xbf),
+    ByteSet::range(0xa0, 0xbf),
+    ByteSet::range(0x80, 0x9f),
+    ByteSet::range(0x90, 0xbf),
+    ByteSet::range(0x80, 0x8f),
+];
+const CONT_LO_HI: [(u8, u8); 5] = [(0x80, 0xbf), (0xa0, 0xbf), (0x80, 0x9f), (0x90, 0xbf), (0x80, 0x8f)];
+
+/// Where a decoder stands inside one character.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Utf8 {
+    /// Continuation bytes still to come (0 between characters).
+    need: u8,
+    /// Bytes of the current character seen so far.
+    have: u8,
+    /// Index into the continuation ranges for the next byte.
+    next: u8,
+    /// The code point so far.
+    cp: u32,
+}
+
+/// What one byte did to a decoder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decoded {
+    /// The byte finished the character with this code point.
+    Char(u32),
+    /// The byte is part of a character that needs more bytes.
+    Partial,
+    /// The byte cannot continue (or start) a character.
+    Invalid,
+}
+
+impl Utf8 {
+    /// Whether the decoder is between characters.
+    #[inline]
+    pub const fn at_boundary(self) -> bool {
+        self.need == 0
+    }
+
+    /// Bytes of the unfinished character (0 at a boundary).
+    #[inline]
+    pub const fn partial_len(self) -> u8 {
+        self.have
+    }
+
+    /// The bytes that may come next inside a character (only meaningful when not at a
+    /// boundary).
+    #[inline]
+    pub const fn continuation(self) -> ByteSet {
+        CONT[self.next as usize]
+    }
+
+    /// Takes one byte of content. LF is never content and is reported as invalid.
+    #[inline]
+    pub fn step(&mut self, b: u8) -> Decoded {
+        if self.need > 0 {
+            let (lo, hi) = CONT_LO_HI[self.next as usize];
+            if b < lo || b > hi {
+                return Decoded::Invalid;
+            }
+            self.cp = (self.cp << 6) | (b & 0x3f) as u32;
+            self.need -= 1;
+            self.have += 1;
+            self.next = 0;
+            if self.need == 0 {
+                self.have = 0;
+                return Decoded::Char(self.cp);
+            }
+            return Decoded::Partial;
+        }
+        let (need, next, bits) = match b {
+            b'\n' => return Decoded::Invalid,
+            0x00..=0x7f => return Decoded::Char(b as u32),
+            0xc2..=0xdf => (1, 0, b & 0x1f),
+            0xe0 => (2, 1, 0),
+            0xed => (2, 2, 0x0d),
+            0xe1..=0xef => (2, 0, b & 0x0f),
+            0xf0 => (3, 3, 0),
+            0xf1..=0xf3 => (3, 0, b & 0x07),
+            0xf4 => (3, 4, 0x04),
+            _ => return Decoded::Invalid,
+        };
+        *self = Utf8 { need, have: 1, next, cp: bits as u32 };
+        Decoded::Partial
+    }
+}
+
+/// Whether a code point is whitespace as Rust's `char::is_whitespace` says (the Unicode
+/// `White_Space` property), which is what `str::trim` removes.
+pub const fn is_whitespace(cp: u32) -> bool {
+    matches!(
+        cp,
+        0x09..=0x0d | 0x20 | 0x85 | 0xa0 | 0x1680 | 0x2000..=0x200a | 0x2028 | 0x2029 | 0x202f | 0x205f | 0x3000
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_all(bytes: &[u8]) -> Option<Vec<u32>> {
+        let mut d = Utf8::default();
+        let mut out = Vec::new();
+        for &b in bytes {
+            match d.step(b) {
+                Decoded::Char(c) => out.push(c),
+                Decoded::Partial => {}
+                Decoded::Invalid => return None,
+            }
+        }
+        d.at_boundary().then_some(out)
+    }
+
+    #[test]
+    fn agrees_with_std_on_every_short_sequence() {
+        // Every 1- and 2-byte sequence, and every 3-byte sequence with a multi-byte lead.
+        let mut check = |bytes: &[u8]| {
+            let ours = decode_all(bytes);
+            let theirs = std::str::from_utf8(bytes)
+                .ok()
+                .filter(|s| !s.contains('\n'))
+                .map(|s| s.chars().map(|c| c as u32).collect::<Vec<_>>());
+            assert_eq!(ours, theirs, "{bytes:02x?}");
+        };
+        for a in 0..=255u8 {
+            check(&[a]);
+            for b in 0..=255u8 {
+                check(&[a, b]);
+            }
+        }
+        for a in 0xe0..=0xf4u8 {
+            for b in 0x80..=0xbfu8 {
+                for c in [0x00, 0x7f, 0x80, 0x9f, 0xa0, 0xbf, 0xc0] {
+                    check(&[a, b, c]);
+                    check(&[a, b, c, 0x80]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn whitespace_matches_char_is_whitespace() {
+        for cp in 0..0x11000u32 {
+            if let Some(c) = char::from_u32(cp) {
+                assert_eq!(is_whitespace(cp), c.is_whitespace(), "{cp:#x}");
+            }
+        }
+    }
+}
+
+impl Utf8 {
+    /// A decoder between characters.
+    pub const fn new() -> Utf8 {
+        Utf8 { need: 0, have: 0, next: 0, cp: 0 }
+    }
+}
