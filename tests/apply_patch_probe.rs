@@ -21,6 +21,12 @@ fn probe() {
     ] {
         let (tr, err) = o.trace(input);
         let last = tr.last().unwrap();
-        println!("{:?} err={:?} accepting={} allowed={:?}", String::from_utf8_lossy(input), err, last.accepting, last.allowed);
+        println!(
+            "{:?} err={:?} accepting={} allowed={:?}",
+            String::from_utf8_lossy(input),
+            err,
+            last.accepting,
+            last.allowed
+        );
     }
 }

@@ -383,7 +383,7 @@ fn streaming_reports_the_first_failing_chunk_before_the_operation_ends() {
         session.operation(&adding("late.txt", &["x"])).unwrap_err(),
         e
     );
-    assert_eq!(session.commit().unwrap_err().error, e);
+    assert_eq!(*session.commit().unwrap_err().error, e);
     assert_eq!(
         tree(dir.path()),
         vec![("s.txt".to_owned(), b"a\nb\nc\n".to_vec())]

@@ -46,6 +46,8 @@ pub enum ErrorKind {
     Io,
     /// The session already failed or was used after its end.
     SessionClosed,
+    /// The patch does not parse, or was cut off: nothing is applied.
+    Parse,
 }
 
 impl ErrorKind {
@@ -71,6 +73,7 @@ impl ErrorKind {
             ErrorKind::BadName => "bad_name",
             ErrorKind::Io => "io_error",
             ErrorKind::SessionClosed => "session_closed",
+            ErrorKind::Parse => "parse_error",
         }
     }
 }

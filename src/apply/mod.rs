@@ -7,6 +7,7 @@
 //! - [`patch`]: apply_patch operations under the `safe` and `codex` policies;
 //! - [`udiff`]: unified diffs as `git apply` applies them (offset search, anchoring, fuzz,
 //!   renames, modes, binary patches);
+//! - [`stream`]: parser events in, each unit checked as it is confirmed, commit at the end;
 //! - [`binary`]: git's binary patches: zlib, the delta format, base85;
 //! - [`error`]: the one error type, with stable kinds.
 
@@ -14,12 +15,14 @@ pub mod binary;
 pub mod error;
 pub mod patch;
 pub mod seek;
+pub mod stream;
 pub mod transaction;
 pub mod udiff;
 pub mod workspace;
 
 pub use error::{ApplyError, ErrorKind};
 pub use patch::{apply_operations, Failure, PatchSession, Policy};
+pub use stream::{apply_patch_stream, DiffStream, PatchStream};
 pub use transaction::{Change, ChangeKind, Transaction};
 pub use udiff::{DiffOptions, DiffSession};
 pub use workspace::{PathError, Workspace};

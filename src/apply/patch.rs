@@ -37,8 +37,8 @@ pub enum Policy {
 /// [`Policy::Codex`], which keeps the operations before the failing one).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
-    /// The first failure.
-    pub error: ApplyError,
+    /// The first failure (boxed: a failure is rare and the error is large).
+    pub error: Box<ApplyError>,
     /// What was written anyway.
     pub written: Vec<Change>,
 }
@@ -241,6 +241,8 @@ impl PatchSession {
                     open.chunks += 1;
                 }
                 let data = match self.policy {
+                    // An Update with no chunk (a pure move, in strict mode) keeps the bytes.
+                    Policy::Safe if open.edits.is_empty() => open.lines.text().to_owned(),
                     Policy::Safe => render_safe(&open),
                     Policy::Codex => render_codex(&open),
                 };
@@ -279,24 +281,24 @@ impl PatchSession {
     pub fn commit(self) -> Result<Vec<Change>, Failure> {
         match (self.failed, self.policy) {
             (Some(error), Policy::Safe) => Err(Failure {
-                error,
+                error: Box::new(error),
                 written: Vec::new(),
             }),
             (Some(error), Policy::Codex) => Err(Failure {
-                error,
+                error: Box::new(error),
                 written: self.tx.commit().unwrap_or_default(),
             }),
             (None, _) if self.operations == 0 => Err(Failure {
-                error: ApplyError::new(
+                error: Box::new(ApplyError::new(
                     ErrorKind::EmptyPatch,
                     "patch",
                     "",
                     "no files were modified",
-                ),
+                )),
                 written: Vec::new(),
             }),
             (None, _) => self.tx.commit().map_err(|error| Failure {
-                error,
+                error: Box::new(error),
                 written: Vec::new(),
             }),
         }

@@ -2,6 +2,7 @@
 //! `--mode` into a parser, so that every command works for every language through one generic
 //! function.
 
+mod apply;
 mod calls;
 mod check;
 mod events;
@@ -35,6 +36,8 @@ enum Command {
     Events(events::Args),
     /// Print the confirmed tool calls of a CTL stream.
     Calls(calls::Args),
+    /// Apply an apply_patch or a unified diff under a root directory.
+    Apply(apply::Args),
 }
 
 /// Runs the CLI and returns the exit status.
@@ -51,6 +54,7 @@ pub fn main() -> i32 {
         Command::Trace(args) => trace::run(args),
         Command::Events(args) => events::run(args),
         Command::Calls(args) => calls::run(args),
+        Command::Apply(args) => apply::run(args),
     };
     match result {
         Ok(code) => code,
