@@ -418,3 +418,127 @@ fn updates_end_with_one_newline_and_keep_blank_lines_under_safe() {
     run(&dir, Policy::Codex, &[op]).unwrap();
     assert_eq!(read(&dir, "m"), "x\n");
 }
+
+mod model {
+    //! Random edits checked against a reference model: the chunk's old lines are found by the
+    //! obvious scan; safe applies at the single place or reports every place; codex applies at
+    //! the first.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn occurrences(file: &[String], pattern: &[String]) -> Vec<usize> {
+        if pattern.is_empty() || pattern.len() > file.len() {
+            return Vec::new();
+        }
+        (0..=file.len() - pattern.len())
+            .filter(|&i| file[i..i + pattern.len()] == *pattern)
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn edits_apply_where_the_model_says(
+            file in proptest::collection::vec(prop_oneof!["a", "b", "c", "d"].prop_map(String::from), 1..30),
+            start in 0usize..30,
+            len in 1usize..4,
+            before in 0usize..3,
+            after in 0usize..3,
+            new in proptest::collection::vec(prop_oneof!["x", "y"].prop_map(String::from), 0..3),
+        ) {
+            let start = start % file.len();
+            let end = (start + len).min(file.len());
+            let ctx_start = start.saturating_sub(before);
+            let ctx_end = (end + after).min(file.len());
+            let mut lines = Vec::new();
+            lines.extend(file[ctx_start..start].iter().map(|l| ctx(l)));
+            lines.extend(file[start..end].iter().map(|l| del(l)));
+            lines.extend(new.iter().map(|l| add(l)));
+            lines.extend(file[end..ctx_end].iter().map(|l| ctx(l)));
+            let pattern: Vec<String> = file[ctx_start..ctx_end].to_vec();
+            let places = occurrences(&file, &pattern);
+            let text: String = file.iter().map(|l| format!("{l}\n")).collect();
+            let op = update("f", vec![chunk(None, lines)]);
+            let expected_at = |at: usize| -> String {
+                let mut out: Vec<String> = file[..at].to_vec();
+                out.extend(file[at..at + (start - ctx_start)].iter().cloned());
+                out.extend(new.iter().cloned());
+                out.extend(file[at + (end - ctx_start)..].iter().cloned());
+                out.iter().map(|l| format!("{l}\n")).collect()
+            };
+
+            let dir = workspace(&[("f", &text)]);
+            let r = run(&dir, Policy::Safe, std::slice::from_ref(&op));
+            if places.len() == 1 {
+                prop_assert!(r.is_ok());
+                prop_assert_eq!(read(&dir, "f"), expected_at(places[0]));
+            } else {
+                let e = r.unwrap_err();
+                prop_assert_eq!(e.error.kind, ErrorKind::Ambiguous);
+                prop_assert_eq!(e.error.candidates.clone(), places.iter().map(|p| p + 1).collect::<Vec<_>>());
+                prop_assert_eq!(read(&dir, "f"), text.clone());
+            }
+
+            let dir = workspace(&[("f", &text)]);
+            run(&dir, Policy::Codex, &[op]).unwrap();
+            prop_assert_eq!(read(&dir, "f"), expected_at(places[0]));
+        }
+    }
+}
+
+#[test]
+fn a_failure_is_known_before_the_patch_ends() {
+    use frontier::apply::apply_patch_stream;
+    use frontier::apply_patch::StrictParser;
+    let dir = workspace(&[("a.txt", "a\n")]);
+    let mut patch = b"*** Begin Patch\n*** Update File: a.txt\n@@\n-missing\n+x\n".to_vec();
+    let failing_chunk_ends = patch.len();
+    for i in 0..200 {
+        patch.extend_from_slice(format!("*** Add File: f{i}.txt\n+{i}\n").as_bytes());
+    }
+    patch.extend_from_slice(b"*** End Patch\n");
+    let mut known_at = None;
+    let ws = Workspace::new(dir.path()).unwrap();
+    let r = apply_patch_stream(
+        StrictParser::default(),
+        &patch,
+        1,
+        ws,
+        Policy::Safe,
+        |e, at| {
+            assert_eq!(e.kind, ErrorKind::LinesNotFound);
+            known_at = Some(at);
+        },
+    );
+    assert_eq!(r.unwrap_err().error.kind, ErrorKind::LinesNotFound);
+    // The chunk is confirmed when the next line shows it is over (once `*** Add File: ` is
+    // recognised), long before the patch ends.
+    let at = known_at.unwrap() as usize;
+    let marker = "*** Add File: ".len();
+    assert!(
+        at > failing_chunk_ends && at <= failing_chunk_ends + marker,
+        "{at} vs {failing_chunk_ends}"
+    );
+    assert!(at < patch.len() / 50);
+    assert_eq!(
+        tree(dir.path()),
+        vec![("a.txt".to_owned(), b"a\n".to_vec())]
+    );
+
+    // A patch cut off before its end applies nothing, even if every unit so far was fine.
+    let ok = b"*** Begin Patch\n*** Add File: n.txt\n+n\n*** Update File: a.txt\n@@\n-a\n+b\n";
+    let ws = Workspace::new(dir.path()).unwrap();
+    let r = apply_patch_stream(
+        StrictParser::default(),
+        ok,
+        3,
+        ws,
+        Policy::Codex,
+        |_, _| panic!(),
+    );
+    assert_eq!(r.unwrap_err().error.kind, ErrorKind::Parse);
+    assert_eq!(
+        tree(dir.path()),
+        vec![("a.txt".to_owned(), b"a\n".to_vec())]
+    );
+}
