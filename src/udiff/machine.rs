@@ -405,10 +405,10 @@ impl UdiffMachine {
             Pos::Start => self.start_allowed(),
             Pos::Kw { cands, matched, div } => self.kw_allowed(cands, matched, div),
             Pos::Value { kw, value } => {
-                if self.fallback().is_some() && (kw == kw::MINUS || kw == kw::PLUS) {
-                    return ByteSet::FULL; // too long: demoted, never refused
-                }
                 let grammar = value.allowed();
+                if self.fallback().is_some() && (kw == kw::MINUS || kw == kw::PLUS) {
+                    return grammar; // a tentative line that grows too long is demoted, not refused
+                }
                 if self.fits(Value::MAX_MIN_REST) {
                     return grammar; // far from the limit: the grammar alone decides
                 }
