@@ -16,6 +16,7 @@ use super::workspace::Workspace;
 use crate::apply_patch::units::FileOperation;
 use crate::apply_patch::{OperationAssembler, PatchEvent};
 use crate::contract::{PushParser, Verdict};
+use crate::udiff::{Assembled, PatchAssembler, UdiffEvent};
 
 /// apply_patch events in, checked operations out.
 #[derive(Debug)]
@@ -145,31 +146,53 @@ where
     stream.finish(&outcome.verdict)
 }
 
-/// Unified-diff units in, checked file patches out.
-///
-/// The udiff parser's assembler hands over headers, hunks and whole file patches; this type
-/// takes them in that order.
+/// Unified-diff events in, checked file patches out: each header opens its file, each hunk is
+/// applied to the file's image when its `hunk_end` arrives, each file patch is completed at its
+/// `file_end`.
 #[derive(Debug)]
 pub struct DiffStream {
+    assembler: PatchAssembler,
     session: DiffSession,
+    units: usize,
 }
 
 impl DiffStream {
     /// A stream applying to `ws`.
     pub fn new(ws: Workspace, options: DiffOptions) -> DiffStream {
         DiffStream {
+            assembler: PatchAssembler::default(),
             session: DiffSession::new(ws, options),
+            units: 0,
         }
-    }
-
-    /// The session, to give it units.
-    pub fn session(&mut self) -> &mut DiffSession {
-        &mut self.session
     }
 
     /// The first failure, if any.
     pub fn failure(&self) -> Option<&ApplyError> {
         self.session.failure()
+    }
+
+    /// How many units (hunks and file patches) have been checked.
+    pub fn units_checked(&self) -> usize {
+        self.units
+    }
+
+    /// Takes one confirmed event. Errors after the first are the first again.
+    pub fn on_event(&mut self, event: &UdiffEvent<'_>) -> Result<(), ApplyError> {
+        if let Some(e) = self.session.failure() {
+            return Err(e.clone());
+        }
+        match self.assembler.on_event(event) {
+            Some(Assembled::Header(h)) => self.session.begin_file(h),
+            Some(Assembled::Hunk(h)) => {
+                self.units += 1;
+                self.session.hunk(h)
+            }
+            Some(Assembled::File(f)) => {
+                self.units += 1;
+                self.session.file_patch(&f)
+            }
+            None => Ok(()),
+        }
     }
 
     /// Ends the stream: commits if the diff was complete, writes nothing otherwise.
@@ -182,4 +205,46 @@ impl DiffStream {
             other => Err(incomplete(other)),
         }
     }
+}
+
+/// Runs a unified-diff `parser` over `input` in pieces of `chunk` bytes (all at once for 0),
+/// checking each hunk and file patch as it is confirmed, and commits at the end (all or
+/// nothing). `on_failure` is called once, the moment a unit fails, with the bytes pushed so far.
+pub fn apply_diff_stream<P>(
+    mut parser: P,
+    input: &[u8],
+    chunk: usize,
+    ws: Workspace,
+    options: DiffOptions,
+    mut on_failure: impl FnMut(&ApplyError, u64),
+) -> Result<Vec<Change>, ApplyError>
+where
+    P: for<'e> PushParser<Event<'e> = UdiffEvent<'e>>,
+{
+    let mut stream = DiffStream::new(ws, options);
+    let mut reported = false;
+    let size = if chunk == 0 {
+        input.len().max(1)
+    } else {
+        chunk
+    };
+    for piece in input.chunks(size) {
+        let _ = parser.push(piece, &mut |e| {
+            let _ = stream.on_event(&e);
+        });
+        if let (Some(e), false) = (stream.failure(), reported) {
+            reported = true;
+            on_failure(e, parser.consumed());
+        }
+        if parser.error().is_some() {
+            break;
+        }
+    }
+    let outcome = parser.finish(&mut |e| {
+        let _ = stream.on_event(&e);
+    });
+    if let (Some(e), false) = (stream.failure(), reported) {
+        on_failure(e, outcome.consumed);
+    }
+    stream.finish(&outcome.verdict)
 }

@@ -12,6 +12,7 @@ use clap::ValueEnum;
 
 use frontier::apply::{Change, DiffOptions, Policy, Workspace};
 use frontier::contract::PushParser;
+use frontier::udiff::{UdiffEvent, UdiffParser};
 
 use super::input;
 
@@ -79,13 +80,9 @@ pub fn run(args: Args) -> Result<i32, String> {
             ws,
             policy,
         ),
-        (ApplyLang::Udiff, _) => {
-            let _ = DiffOptions {
-                strip: args.strip,
-                fuzz: args.fuzz,
-            };
-            Err("--lang udiff is not wired yet".to_owned())
-        }
+        (ApplyLang::Udiff, None | Some("git")) => run_diff(UdiffParser::git(), &args, ws),
+        (ApplyLang::Udiff, Some("strict")) => run_diff(UdiffParser::strict(), &args, ws),
+        (ApplyLang::Udiff, Some("recount")) => run_diff(UdiffParser::recount(), &args, ws),
         (_, Some(mode)) => Err(format!("unknown mode {mode:?} for apply")),
     }
 }
@@ -128,6 +125,48 @@ where
             if policy == Policy::Safe {
                 eprintln!("frontier: nothing was changed");
             }
+            Ok(1)
+        }
+    }
+}
+
+fn run_diff<P>(mut parser: P, args: &Args, ws: Workspace) -> Result<i32, String>
+where
+    P: for<'e> PushParser<Event<'e> = UdiffEvent<'e>>,
+{
+    let options = DiffOptions {
+        strip: args.strip,
+        fuzz: args.fuzz,
+    };
+    let mut stream = frontier::apply::DiffStream::new(ws, options);
+    let mut reported = false;
+    input::for_each_chunk(&args.file, args.chunk, |piece| {
+        let _ = parser.push(piece, &mut |e| {
+            let _ = stream.on_event(&e);
+        });
+        if let (Some(e), false) = (stream.failure(), reported) {
+            reported = true;
+            eprintln!(
+                "frontier: cannot apply (known after {} bytes): {e}",
+                parser.consumed()
+            );
+        }
+        parser.error().is_none()
+    })
+    .map_err(|e| format!("cannot read {}: {e}", args.file))?;
+    let outcome = parser.finish(&mut |e| {
+        let _ = stream.on_event(&e);
+    });
+    match stream.finish(&outcome.verdict) {
+        Ok(changes) => {
+            print_changes(&changes);
+            Ok(0)
+        }
+        Err(error) => {
+            if !reported || error.kind == frontier::apply::ErrorKind::Parse {
+                eprintln!("frontier: {error}");
+            }
+            eprintln!("frontier: nothing was changed");
             Ok(1)
         }
     }

@@ -309,7 +309,11 @@ impl UdiffMachine {
     fn fallback_ctx(&self, fallback: Fallback) -> Ctx {
         match fallback {
             Fallback::Garbage => Ctx::Top,
-            Fallback::Body => Ctx::Hunk { old: 0, new: 0, bs: true },
+            Fallback::Body => Ctx::Hunk {
+                old: 0,
+                new: 0,
+                bs: true,
+            },
         }
     }
 
@@ -377,7 +381,10 @@ impl UdiffMachine {
             },
             Pos::Kw { div, .. } => div == Div::Garbage,
             Pos::Stream(class) => class == Class::Garbage,
-            Pos::Value { kw: kw::MINUS | kw::PLUS, .. } => self.fallback() == Some(Fallback::Garbage),
+            Pos::Value {
+                kw: kw::MINUS | kw::PLUS,
+                ..
+            } => self.fallback() == Some(Fallback::Garbage),
             _ => false,
         }
     }
@@ -403,7 +410,11 @@ impl UdiffMachine {
         }
         match self.pos {
             Pos::Start => self.start_allowed(),
-            Pos::Kw { cands, matched, div } => self.kw_allowed(cands, matched, div),
+            Pos::Kw {
+                cands,
+                matched,
+                div,
+            } => self.kw_allowed(cands, matched, div),
             Pos::Value { kw, value } => {
                 let grammar = value.allowed();
                 if self.fallback().is_some() && (kw == kw::MINUS || kw == kw::PLUS) {
@@ -494,7 +505,11 @@ impl UdiffMachine {
             }
             Err(kind) => {
                 *self = before;
-                let error = ParseError { offset: self.consumed, byte, kind };
+                let error = ParseError {
+                    offset: self.consumed,
+                    byte,
+                    kind,
+                };
                 self.error = Some(error);
                 Err(error)
             }
@@ -514,7 +529,11 @@ impl UdiffMachine {
                 }
             }
             Pos::Start => self.line_start(byte),
-            Pos::Kw { cands, matched, div } => self.keyword(cands, matched, div, byte, 0),
+            Pos::Kw {
+                cands,
+                matched,
+                div,
+            } => self.keyword(cands, matched, div, byte, 0),
             Pos::Value { kw, value } => self.value(kw, value, byte),
             Pos::Base85 { left, group, acc } => self.base85(left, group, acc, byte),
         }
@@ -531,7 +550,9 @@ impl UdiffMachine {
                     b' ' | b'\n' if old > 0 && new > 0 => (Context, old - 1, new - 1),
                     b'-' if old > 0 => (Remove, old - 1, new),
                     b'+' if new > 0 => (Add, old, new - 1),
-                    b'\\' if bs => return Ok(self.begin(Class::NoNewline, byte, self.ctx_after_bs())),
+                    b'\\' if bs => {
+                        return Ok(self.begin(Class::NoNewline, byte, self.ctx_after_bs()))
+                    }
                     b'\\' => return Err(MisplacedNoNewline),
                     b' ' | b'\n' | b'-' | b'+' => return Err(HunkOverrun),
                     _ => return Err(HunkUnderrun),
@@ -540,16 +561,50 @@ impl UdiffMachine {
                 let next = if old2 == 0 && new2 == 0 {
                     Ctx::HunkDone { bs: true }
                 } else {
-                    Ctx::Hunk { old: old2, new: new2, bs: last }
+                    Ctx::Hunk {
+                        old: old2,
+                        new: new2,
+                        bs: last,
+                    }
                 };
                 Ok(self.begin(Class::Body(kind), byte, next))
             }
             Ctx::Hunk { bs, .. } => match byte {
-                b' ' | b'\n' => Ok(self.begin(Class::Body(Context), byte, Ctx::Hunk { old: 0, new: 0, bs: true })),
-                b'+' => Ok(self.begin(Class::Body(Add), byte, Ctx::Hunk { old: 0, new: 0, bs: true })),
-                b'\\' if bs => Ok(self.begin(Class::NoNewline, byte, Ctx::Hunk { old: 0, new: 0, bs: false })),
+                b' ' | b'\n' => Ok(self.begin(
+                    Class::Body(Context),
+                    byte,
+                    Ctx::Hunk {
+                        old: 0,
+                        new: 0,
+                        bs: true,
+                    },
+                )),
+                b'+' => Ok(self.begin(
+                    Class::Body(Add),
+                    byte,
+                    Ctx::Hunk {
+                        old: 0,
+                        new: 0,
+                        bs: true,
+                    },
+                )),
+                b'\\' if bs => Ok(self.begin(
+                    Class::NoNewline,
+                    byte,
+                    Ctx::Hunk {
+                        old: 0,
+                        new: 0,
+                        bs: false,
+                    },
+                )),
                 b'\\' => Err(MisplacedNoNewline),
-                b'-' => self.keyword(self.continuing(self.ctx) | self.top_kws(), 0, Div::Body(Remove), byte, 0),
+                b'-' => self.keyword(
+                    self.continuing(self.ctx) | self.top_kws(),
+                    0,
+                    Div::Body(Remove),
+                    byte,
+                    0,
+                ),
                 _ => {
                     // Not a body line: the hunk is over.
                     self.ctx = Ctx::Hunks;
@@ -560,7 +615,9 @@ impl UdiffMachine {
             Ctx::HunkDone { bs } => {
                 let git = self.mode == Mode::Git;
                 let div = match byte {
-                    b'\\' if bs => return Ok(self.begin(Class::NoNewline, byte, Ctx::HunkDone { bs: false })),
+                    b'\\' if bs => {
+                        return Ok(self.begin(Class::NoNewline, byte, Ctx::HunkDone { bs: false }))
+                    }
                     b'\\' => return Err(MisplacedNoNewline),
                     b' ' | b'+' => return Err(HunkOverrun),
                     b'\n' if !git => return Err(HunkOverrun),
@@ -574,7 +631,11 @@ impl UdiffMachine {
                 self.keyword(cands, 0, div, byte, END_HUNK)
             }
             Ctx::Hunks => {
-                let div = if self.mode == Mode::Strict { Div::Error(UnexpectedByte) } else { Div::Garbage };
+                let div = if self.mode == Mode::Strict {
+                    Div::Error(UnexpectedByte)
+                } else {
+                    Div::Garbage
+                };
                 let cands = self.continuing(self.ctx) | self.top_kws();
                 self.keyword(cands, 0, div, byte, 0)
             }
@@ -585,22 +646,37 @@ impl UdiffMachine {
                     if !first {
                         self.ctx = Ctx::Top;
                     }
-                    Ok(Stepped { ends, step: Step::BlockEnd })
+                    Ok(Stepped {
+                        ends,
+                        step: Step::BlockEnd,
+                    })
                 }
                 _ if BASE85_LENGTH.contains(byte) => {
                     let n = value::base85_length(byte);
                     self.line_len = 1;
-                    self.pos = Pos::Base85 { left: n.div_ceil(4) * 5, group: 0, acc: 0 };
+                    self.pos = Pos::Base85 {
+                        left: n.div_ceil(4) * 5,
+                        group: 0,
+                        acc: 0,
+                    };
                     Ok(plain(Step::Held))
                 }
                 _ => Err(UnexpectedByte),
             },
             Ctx::AfterMinus | Ctx::AfterPlus | Ctx::BinHdr => {
-                let div = if self.fallback().is_some() { Div::Abandon } else { Div::Error(UnexpectedByte) };
+                let div = if self.fallback().is_some() {
+                    Div::Abandon
+                } else {
+                    Div::Error(UnexpectedByte)
+                };
                 self.keyword(self.continuing(self.ctx), 0, div, byte, 0)
             }
             Ctx::Top | Ctx::GitHdr { .. } | Ctx::AfterBlock { .. } => {
-                let div = if self.mode == Mode::Strict { Div::Error(UnexpectedByte) } else { Div::Garbage };
+                let div = if self.mode == Mode::Strict {
+                    Div::Error(UnexpectedByte)
+                } else {
+                    Div::Garbage
+                };
                 let cands = self.continuing(self.ctx) | self.top_kws();
                 self.keyword(cands, 0, div, byte, 0)
             }
@@ -610,7 +686,11 @@ impl UdiffMachine {
     /// The context after a `\` line in a strict or git hunk.
     fn ctx_after_bs(&self) -> Ctx {
         match self.ctx {
-            Ctx::Hunk { old, new, .. } => Ctx::Hunk { old, new, bs: false },
+            Ctx::Hunk { old, new, .. } => Ctx::Hunk {
+                old,
+                new,
+                bs: false,
+            },
             other => other,
         }
     }
@@ -619,7 +699,11 @@ impl UdiffMachine {
     fn begin(&mut self, class: Class, byte: u8, next: Ctx) -> Stepped {
         self.ctx = next;
         let ended = byte == b'\n';
-        self.pos = if ended { Pos::Start } else { Pos::Stream(class) };
+        self.pos = if ended {
+            Pos::Start
+        } else {
+            Pos::Stream(class)
+        };
         plain(Step::Begin { class, ended })
     }
 
@@ -648,13 +732,24 @@ impl UdiffMachine {
                     s.ends |= ends;
                     Ok(s)
                 }
-                Div::Body(kind) => Ok(self.begin(Class::Body(kind), byte, Ctx::Hunk { old: 0, new: 0, bs: true })),
+                Div::Body(kind) => Ok(self.begin(
+                    Class::Body(kind),
+                    byte,
+                    Ctx::Hunk {
+                        old: 0,
+                        new: 0,
+                        bs: true,
+                    },
+                )),
                 Div::Error(kind) => Err(kind),
                 Div::Abandon => {
                     let fallback = self.fallback().unwrap_or(Fallback::Garbage);
                     let lines = if self.ctx == Ctx::AfterMinus { 1 } else { 2 };
                     self.abandon(fallback);
-                    Ok(Stepped { ends: 0, step: Step::Abandon { lines, fallback } })
+                    Ok(Stepped {
+                        ends: 0,
+                        step: Step::Abandon { lines, fallback },
+                    })
                 }
             };
         }
@@ -669,11 +764,21 @@ impl UdiffMachine {
         let matched = matched + 1;
         self.line_len = matched as u32;
         let Some(k) = kw::complete(next, matched) else {
-            self.pos = Pos::Kw { cands: next, matched, div };
-            return Ok(Stepped { ends, step: Step::Held });
+            self.pos = Pos::Kw {
+                cands: next,
+                matched,
+                div,
+            };
+            return Ok(Stepped {
+                ends,
+                step: Step::Held,
+            });
         };
         let step = self.keyword_done(k)?;
-        Ok(Stepped { ends: ends | step.ends, step: step.step })
+        Ok(Stepped {
+            ends: ends | step.ends,
+            step: step.step,
+        })
     }
 
     /// A keyword was fully matched (in context `self.ctx`).
@@ -681,7 +786,12 @@ impl UdiffMachine {
         let value = |v: Value| Pos::Value { kw: k, value: v };
         let path = value(Value::Path { empty: true });
         match k {
-            kw::DIFF_GIT | kw::PLUS | kw::COPY_FROM | kw::COPY_TO | kw::RENAME_FROM | kw::RENAME_TO
+            kw::DIFF_GIT
+            | kw::PLUS
+            | kw::COPY_FROM
+            | kw::COPY_TO
+            | kw::RENAME_FROM
+            | kw::RENAME_TO
             | kw::BINARY_FILES => self.pos = path,
             kw::MINUS => {
                 self.pos = path;
@@ -698,9 +808,18 @@ impl UdiffMachine {
                 self.pos = value(Value::Mode { digits: 0 })
             }
             kw::SIMILARITY | kw::DISSIMILARITY => {
-                self.pos = value(Value::Percent { digits: 0, value: 0, done: false })
+                self.pos = value(Value::Percent {
+                    digits: 0,
+                    value: 0,
+                    done: false,
+                })
             }
-            kw::INDEX => self.pos = value(Value::Index { phase: 0, empty: true }),
+            kw::INDEX => {
+                self.pos = value(Value::Index {
+                    phase: 0,
+                    empty: true,
+                })
+            }
             kw::LITERAL | kw::DELTA => self.pos = value(Value::Size { digits: 0 }),
             kw::GIT_BINARY => {
                 self.ctx = Ctx::BinHdr;
@@ -719,9 +838,16 @@ impl UdiffMachine {
                     value(Value::Range(Range::START))
                 };
                 if self.tent != Tent::None {
-                    let ends = if self.fallback() == Some(Fallback::Body) { END_HUNK | END_FILE } else { 0 };
+                    let ends = if self.fallback() == Some(Fallback::Body) {
+                        END_HUNK | END_FILE
+                    } else {
+                        0
+                    };
                     self.tent = Tent::None;
-                    return Ok(Stepped { ends, step: Step::TentativeHeader });
+                    return Ok(Stepped {
+                        ends,
+                        step: Step::TentativeHeader,
+                    });
                 }
             }
             _ => self.pos = path,
@@ -749,7 +875,11 @@ impl UdiffMachine {
                 self.ctx = self.fallback_ctx(fallback);
                 self.pos = Pos::Stream(class);
                 self.line_len = 0;
-                return Ok(plain(Step::Demote { lines, fallback, class }));
+                return Ok(plain(Step::Demote {
+                    lines,
+                    fallback,
+                    class,
+                }));
             }
             return Err(UdiffErrorKind::LineTooLong);
         }
@@ -776,29 +906,50 @@ impl UdiffMachine {
                 ends = END_FILE;
                 Ctx::Top
             }
-            (kw::LITERAL | kw::DELTA, ctx) => Ctx::Base85 { first: ctx == Ctx::BinHdr },
+            (kw::LITERAL | kw::DELTA, ctx) => Ctx::Base85 {
+                first: ctx == Ctx::BinHdr,
+            },
             (kw::ATAT_DASH, _) => {
                 let [_, old, _, new] = self.nums;
                 let ranges = self.nums;
                 self.ctx = if old == 0 && new == 0 {
                     Ctx::HunkDone { bs: false }
                 } else {
-                    Ctx::Hunk { old, new, bs: false }
+                    Ctx::Hunk {
+                        old,
+                        new,
+                        bs: false,
+                    }
                 };
                 return plain(Step::HunkHeader { ranges });
             }
             (kw::ATAT, _) => {
-                self.ctx = Ctx::Hunk { old: 0, new: 0, bs: false };
+                self.ctx = Ctx::Hunk {
+                    old: 0,
+                    new: 0,
+                    bs: false,
+                };
                 return plain(Step::HunkHeader { ranges: [0; 4] });
             }
-            (k, Ctx::GitHdr { seen }) => Ctx::GitHdr { seen: seen | kw::bit(k) },
+            (k, Ctx::GitHdr { seen }) => Ctx::GitHdr {
+                seen: seen | kw::bit(k),
+            },
             (_, ctx) => ctx,
         };
-        Stepped { ends, step: Step::HeaderLine { kw: k } }
+        Stepped {
+            ends,
+            step: Step::HeaderLine { kw: k },
+        }
     }
 
     /// A byte of a base85 line.
-    fn base85(&mut self, left: u8, group: u8, acc: u32, byte: u8) -> Result<Stepped, UdiffErrorKind> {
+    fn base85(
+        &mut self,
+        left: u8,
+        group: u8,
+        acc: u32,
+        byte: u8,
+    ) -> Result<Stepped, UdiffErrorKind> {
         if left == 0 {
             if byte != b'\n' {
                 return Err(UdiffErrorKind::UnexpectedByte);
@@ -814,9 +965,17 @@ impl UdiffMachine {
         if value > u32::MAX as u64 {
             return Err(UdiffErrorKind::UnexpectedByte);
         }
-        let (group, acc) = if group == 4 { (0, 0) } else { (group + 1, value as u32) };
+        let (group, acc) = if group == 4 {
+            (0, 0)
+        } else {
+            (group + 1, value as u32)
+        };
         self.line_len += 1;
-        self.pos = Pos::Base85 { left: left - 1, group, acc };
+        self.pos = Pos::Base85 {
+            left: left - 1,
+            group,
+            acc,
+        };
         Ok(plain(Step::Held))
     }
 
@@ -825,7 +984,9 @@ impl UdiffMachine {
     pub fn end_of_stream(&self) -> (u8, Option<Class>) {
         let line = match self.pos {
             Pos::Start => None,
-            Pos::Kw { div: Div::Garbage, .. } => Some(Class::Garbage),
+            Pos::Kw {
+                div: Div::Garbage, ..
+            } => Some(Class::Garbage),
             _ => return (0, None),
         };
         let ends = match self.ctx {
