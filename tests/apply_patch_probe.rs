@@ -1,32 +1,15 @@
-#[path = "apply_patch_support/oracle.rs"]
-mod oracle;
-use oracle::Oracle;
-
+#[path = "apply_patch_support/codex_ref.rs"]
+mod codex_ref;
+#[path = "apply_patch_support/gen.rs"]
+mod gen;
 #[test]
 #[ignore]
 fn probe() {
-    let o = Oracle::new(include_str!("../grammars/apply_patch.lark"));
-    for input in [
-        &b"*** Begin Patch\n*** Add File: a\n+\n"[..],
-        b"*** Begin Patch\n*** Add File: a\n+x\n*** End Patch",
-        b"*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\n",
-        b"*** Begin Patch\n*** Update File: a\n@@ ",
-        b"*** Begin Patch\n*** Update File: a\n@@",
-        b"*** Begin Patch\n*** Update File: a\n@@\n",
-        b"*** Begin Patch\n*** Update File: a\n-\n",
-        b"*** Begin Patch\n*** Update File: a\n",
-        b"*** Begin Patch\n*** Add File: \xe0",
-        b"*** Begin Patch\n*** Add File: \xf4",
-        b"*** Begin Patch\n*** Add File: a\r",
-    ] {
-        let (tr, err) = o.trace(input);
-        let last = tr.last().unwrap();
-        println!(
-            "{:?} err={:?} accepting={} allowed={:?}",
-            String::from_utf8_lossy(input),
-            err,
-            last.accepting,
-            last.allowed
-        );
+    let mut rng = gen::Rng(0x51f15e3b);
+    for case in 0..632 {
+        let text = if rng.chance(50) { gen::codex_text(&mut rng) } else { gen::valid_patch(&mut rng, false) };
+        let text = if rng.chance(40) { gen::mutate(&mut rng, &text) } else { text };
+        if case % 5 == 0 { }
+        if case == 631 { println!("{:?}", String::from_utf8_lossy(&text)); }
     }
 }

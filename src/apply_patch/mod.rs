@@ -55,6 +55,7 @@
 
 mod assemble;
 mod codex;
+mod codex_machine;
 mod event;
 mod frame;
 pub mod keywords;
@@ -64,7 +65,7 @@ pub mod units;
 pub mod utf8;
 
 pub use assemble::OperationAssembler;
-pub use codex::{CodexMachine, CodexParser};
+pub use codex::{CodexMachine, CodexParser, LineKind};
 pub use event::PatchEvent;
 pub use parser::StrictParser;
 pub use strict::{PathOf, StrictMachine, StrictOptions, TextKind};

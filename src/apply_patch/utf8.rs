@@ -189,3 +189,62 @@ impl Utf8 {
         }
     }
 }
+
+/// ASCII whitespace as `char::is_whitespace` has it: TAB, LF, VT, FF, CR and space.
+pub const ASCII_WS: ByteSet = ByteSet::of(b"\t\n\x0b\x0c\r ");
+/// ASCII whitespace other than LF.
+pub const ASCII_WS_NO_LF: ByteSet = ASCII_WS.without(b'\n');
+/// Lead bytes of the multi-byte whitespace characters (U+0085, U+00A0, U+1680, U+2000–U+200A,
+/// U+2028, U+2029, U+202F, U+205F, U+3000).
+pub const WS_LEADS: ByteSet = ByteSet::of(&[0xc2, 0xe1, 0xe2, 0xe3]);
+
+impl Utf8 {
+    /// Inside a character, the next bytes that can still make it a whitespace character
+    /// (empty when the bytes so far cannot).
+    pub fn ws_continuation(self) -> ByteSet {
+        match (self.need, self.cp) {
+            (1, 0x02) => ByteSet::of(&[0x85, 0xa0]),
+            (2, 0x01) => ByteSet::single(0x9a),
+            (1, 0x5a) => ByteSet::single(0x80),
+            (2, 0x02) => ByteSet::of(&[0x80, 0x81]),
+            (1, 0x80) => ByteSet::range(0x80, 0x8a).union(ByteSet::of(&[0xa8, 0xa9, 0xaf])),
+            (1, 0x81) => ByteSet::single(0x9f),
+            (2, 0x03) | (1, 0xc0) => ByteSet::single(0x80),
+            _ => ByteSet::EMPTY,
+        }
+    }
+}
+
+#[cfg(test)]
+mod ws_tests {
+    use super::*;
+
+    /// `ws_continuation` is exactly "some whitespace character continues these bytes".
+    #[test]
+    fn ws_continuation_is_exact() {
+        let ws: Vec<Vec<u8>> = (0x80u32..0x11000)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .map(|c| c.to_string().into_bytes())
+            .collect();
+        let mut prefixes: Vec<Vec<u8>> = Vec::new();
+        for lead in 0xc2..=0xf4u8 {
+            prefixes.push(vec![lead]);
+            for b in 0x80..=0xbfu8 {
+                prefixes.push(vec![lead, b]);
+            }
+        }
+        for p in prefixes {
+            let mut d = Utf8::new();
+            if !p.iter().all(|&b| d.step(b) == Decoded::Partial) {
+                continue;
+            }
+            let expected = (0..=255u8)
+                .filter(|&b| ws.iter().any(|w| w.len() > p.len() && w.starts_with(&p) && w[p.len()] == b))
+                .fold(ByteSet::EMPTY, |s, b| s.with(b));
+            assert_eq!(d.ws_continuation(), expected, "{p:02x?}");
+        }
+        let leads = ws.iter().fold(ByteSet::EMPTY, |s, w| s.with(w[0]));
+        assert_eq!(leads, WS_LEADS);
+    }
+}

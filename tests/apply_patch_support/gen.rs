@@ -124,3 +124,79 @@ pub fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
     }
     out
 }
+
+const CODEX_PIECES: &[&str] = &[
+    "*** Begin Patch", "*** End Patch", "*** Add File: ", "*** Delete File: ", "*** Update File: ",
+    "*** Move to: ", "*** End of File", "*** Environment ID: ", "@@", "@@ ", "+", "-", " ", "  ",
+    "\t", "\r", "\n", "\r\n", "\n\n", "a", "b.txt", "EOF", "<<EOF", "<<'EOF'", "\u{a0}", "\u{3000}",
+    "é", "*", "@", "x y",
+];
+
+/// A random text shaped like a patch in codex mode's lenient forms (indented and padded
+/// markers, CRLF, blank lines, chunks without `@@`, the heredoc wrapper), with stray lines.
+pub fn codex_text(rng: &mut Rng) -> Vec<u8> {
+    let mut lines: Vec<String> = Vec::new();
+    let pad = |rng: &mut Rng| -> &'static str { rng.pick(&["", "", "", " ", "\t", "\u{a0}"]) };
+    let heredoc = rng.chance(15);
+    if heredoc {
+        lines.push(rng.pick(&["<<EOF", "<<'EOF'", "<<\"EOF\"", "<<EOF "]).into());
+    }
+    lines.push(format!("{}*** Begin Patch{}", pad(rng), pad(rng)));
+    if rng.chance(10) {
+        lines.push(format!("*** Environment ID: {}", rng.pick(CODEX_PIECES)));
+    }
+    for _ in 0..rng.below(4) {
+        match rng.below(3) {
+            0 => {
+                lines.push(format!("{}*** Add File: {}{}", pad(rng), rng.pick(&["a.txt", " b", "c d"]), pad(rng)));
+                for _ in 0..rng.below(3) {
+                    lines.push(format!("+{}", rng.pick(CODEX_PIECES)));
+                }
+            }
+            1 => lines.push(format!("{}*** Delete File: {}{}", pad(rng), rng.pick(&["a.txt", "x"]), pad(rng))),
+            _ => {
+                lines.push(format!("{}*** Update File: u.txt{}", pad(rng), pad(rng)));
+                if rng.chance(30) {
+                    lines.push(format!("*** Move to: {}{}", rng.pick(&["v.txt", "", " "]), pad(rng)));
+                }
+                for c in 0..rng.below(3) + 1 {
+                    if c > 0 || rng.chance(60) {
+                        lines.push(rng.pick(&["@@", "@@ fn f()", "@@ ", "@@x"]).into());
+                    }
+                    for _ in 0..rng.below(4) + 1 {
+                        lines.push(rng.pick(&["+x", "-y", " z", "", "  ", " *** End Patch", "\t", "+", "-"]).into());
+                    }
+                    if rng.chance(20) {
+                        lines.push("*** End of File".into());
+                    }
+                    if rng.chance(25) {
+                        lines.push(rng.pick(&["", "\t", "  ", "\u{3000}"]).into());
+                    }
+                }
+            }
+        }
+    }
+    lines.push(format!("{}*** End Patch{}", pad(rng), pad(rng)));
+    if heredoc {
+        lines.push(rng.pick(&["EOF", "xEOF", "EOF ", "EO"]).into());
+    }
+    if rng.chance(20) {
+        let at = rng.below(lines.len() + 1);
+        lines.insert(at, rng.pick(CODEX_PIECES).into());
+    }
+    let mut s = String::new();
+    if rng.chance(15) {
+        s += rng.pick(&["\n", "  ", "\n \n"]);
+    }
+    let crlf = rng.chance(25);
+    for (i, l) in lines.iter().enumerate() {
+        s += l;
+        if i + 1 < lines.len() || rng.chance(50) {
+            s += if crlf || rng.chance(5) { "\r\n" } else { "\n" };
+        }
+    }
+    if rng.chance(15) {
+        s += rng.pick(&["\n\n", "  ", "\t\n"]);
+    }
+    s.into_bytes()
+}
