@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use frontier::apply::{apply_patch_stream, Policy, Workspace};
-use frontier::apply_patch::StrictParser;
+use frontier::apply_patch::{CodexParser, StrictParser};
 
 fn scenarios_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/codex-apply-patch")
@@ -62,14 +62,19 @@ fn files(t: Vec<(String, Option<Vec<u8>>)>) -> Files {
 
 type Files = Vec<(String, Vec<u8>)>;
 
-/// The tree after applying, the expected tree, the input tree.
-fn run(name: &str, policy: Policy) -> (Files, Files, Files) {
+/// The tree after applying (with Codex's lenient parser, or the strict one), the expected tree,
+/// the input tree.
+fn run(name: &str, policy: Policy, strict: bool) -> (Files, Files, Files) {
     let dir = scenarios_dir().join(name);
     let work = tempfile::tempdir().unwrap();
     copy_tree(&dir.join("input"), work.path());
     let patch = fs::read(dir.join("patch.txt")).unwrap();
     let ws = Workspace::new(work.path()).unwrap();
-    let _ = apply_patch_stream(StrictParser::default(), &patch, 7, ws, policy, |_, _| {});
+    let _ = if strict {
+        apply_patch_stream(StrictParser::default(), &patch, 7, ws, policy, |_, _| {})
+    } else {
+        apply_patch_stream(CodexParser::new(), &patch, 7, ws, policy, |_, _| {})
+    };
     (
         files(tree(work.path())),
         files(tree(&dir.join("expected"))),
@@ -92,8 +97,8 @@ fn names() -> Vec<String> {
     v
 }
 
-/// Scenarios whose patch only Codex's lenient parser accepts (padded markers); the strict parser
-/// refuses them, so nothing is applied.
+/// Scenarios whose patch only Codex's lenient parser accepts (padded markers); the strict
+/// parser refuses them, so nothing is applied.
 const LENIENT_ONLY: [&str; 3] = [
     "017_whitespace_padded_hunk_header",
     "018_whitespace_padded_patch_markers",
@@ -108,14 +113,7 @@ fn all_23_scenarios_are_here() {
 #[test]
 fn codex_policy_reproduces_every_expected_tree() {
     for name in names() {
-        let (got, expected, input) = run(&name, Policy::Codex);
-        if LENIENT_ONLY.contains(&name.as_str()) {
-            assert_eq!(
-                got, input,
-                "{name}: refused by the strict parser, nothing applied"
-            );
-            continue;
-        }
+        let (got, expected, _) = run(&name, Policy::Codex, false);
         assert_eq!(got, expected, "{name}");
     }
 }
@@ -123,20 +121,29 @@ fn codex_policy_reproduces_every_expected_tree() {
 #[test]
 fn safe_policy_reproduces_every_expected_tree_but_015_which_it_leaves_untouched() {
     for name in names() {
-        let (got, expected, input) = run(&name, Policy::Safe);
+        let (got, expected, input) = run(&name, Policy::Safe, false);
         if name.starts_with("015_") {
             // Atomicity: the Add before the failing Update is not written.
             assert_ne!(expected, input);
             assert_eq!(got, input, "{name}: safe leaves the workspace as it was");
             continue;
         }
-        if LENIENT_ONLY.contains(&name.as_str()) {
-            assert_eq!(
-                got, input,
-                "{name}: refused by the strict parser, nothing applied"
-            );
-            continue;
-        }
         assert_eq!(got, expected, "{name}");
+    }
+}
+
+#[test]
+fn the_strict_parser_gives_the_same_trees_except_for_padded_markers() {
+    for policy in [Policy::Safe, Policy::Codex] {
+        for name in names() {
+            let (got, expected, input) = run(&name, policy, true);
+            let (lenient, _, _) = run(&name, policy, false);
+            if LENIENT_ONLY.contains(&name.as_str()) {
+                assert_ne!(expected, input);
+                assert_eq!(got, input, "{name}: refused by the strict parser, nothing applied");
+            } else {
+                assert_eq!(got, lenient, "{name} {policy:?}");
+            }
+        }
     }
 }

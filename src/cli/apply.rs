@@ -41,8 +41,8 @@ pub struct Args {
     /// The language of the patch.
     #[arg(long, value_enum)]
     lang: ApplyLang,
-    /// The parser's mode (apply_patch: strict (default) or codex; udiff: strict, git
-    /// (default) or recount).
+    /// The parser's mode (apply_patch: strict, or codex (the default with --policy codex);
+    /// udiff: strict, git (default) or recount).
     #[arg(long)]
     mode: Option<String>,
     /// apply_patch: how to apply.
