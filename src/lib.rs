@@ -10,6 +10,7 @@
 //!
 //! - [`ctl`]: CTL, a line-framed tool-call language with length-prefixed raw arguments;
 //! - [`apply_patch`]: the patch language of OpenAI Codex (strict and codex modes);
+//! - [`udiff`]: unified diff (`git diff`, `diff -u`) in `strict`, `git` and `recount` modes;
 //! - [`json_baseline`]: the JSON-buffer framing CTL is measured against.
 //!
 //! [`event`] gives every language's events one printable, comparable form, and [`harness`]
@@ -18,10 +19,10 @@
 #![warn(missing_docs)]
 
 pub mod agent;
-pub mod byteset;
-pub mod contract;
 pub mod apply;
 pub mod apply_patch;
+pub mod byteset;
+pub mod contract;
 pub mod ctl;
 pub mod event;
 pub mod harness;

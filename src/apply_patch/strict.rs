@@ -80,7 +80,9 @@ impl Ctx {
         match self {
             Ctx::Start => PatchErrorKind::ExpectedBeginPatch,
             Ctx::AddHeader | Ctx::InAdd => PatchErrorKind::ExpectedAddLine,
-            Ctx::UpdateHeader | Ctx::AfterMove | Ctx::InChange => PatchErrorKind::ExpectedChangeLine,
+            Ctx::UpdateHeader | Ctx::AfterMove | Ctx::InChange => {
+                PatchErrorKind::ExpectedChangeLine
+            }
             Ctx::Begin | Ctx::AfterEnv | Ctx::AfterDelete | Ctx::AfterEof => {
                 PatchErrorKind::ExpectedHunkHeader
             }
@@ -119,10 +121,18 @@ impl TextKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Line(Ctx),
-    Marker { cands: Markers, matched: u8 },
+    Marker {
+        cands: Markers,
+        matched: u8,
+    },
     /// `@` (1) or `@@` (2) at the start of a line.
     At(u8),
-    Text { kind: TextKind, nonempty: bool, utf8: Utf8, add: bool },
+    Text {
+        kind: TextKind,
+        nonempty: bool,
+        utf8: Utf8,
+        add: bool,
+    },
     /// `*** End Patch` seen: an optional LF, then nothing.
     EndPatch,
     /// The LF after `*** End Patch`.
@@ -185,7 +195,12 @@ impl Default for StrictMachine {
 impl StrictMachine {
     /// A machine at the start of a stream.
     pub const fn new(options: StrictOptions) -> StrictMachine {
-        StrictMachine { state: State::Line(Ctx::Start), options, consumed: 0, error: None }
+        StrictMachine {
+            state: State::Line(Ctx::Start),
+            options,
+            consumed: 0,
+            error: None,
+        }
     }
 
     /// The options.
@@ -244,7 +259,12 @@ impl StrictMachine {
             State::Marker { cands, matched, .. } => cands.next_bytes(matched),
             State::At(1) => ByteSet::single(b'@'),
             State::At(_) => ByteSet::of(b" \n"),
-            State::Text { kind, nonempty, utf8, .. } => {
+            State::Text {
+                kind,
+                nonempty,
+                utf8,
+                ..
+            } => {
                 if !utf8.at_boundary() {
                     utf8.continuation()
                 } else if nonempty || kind.may_be_empty() {
@@ -294,7 +314,11 @@ impl StrictMachine {
                 Ok(step)
             }
             Err(kind) => {
-                let error = ParseError { offset: self.consumed, byte, kind };
+                let error = ParseError {
+                    offset: self.consumed,
+                    byte,
+                    kind,
+                };
                 self.error = Some(error);
                 Err(error)
             }
@@ -306,7 +330,10 @@ impl StrictMachine {
         Ok(match self.state {
             State::Line(ctx) => match byte {
                 b'*' if !ctx.markers(self.options.environment).is_empty() => (
-                    State::Marker { cands: ctx.markers(self.options.environment), matched: 1 },
+                    State::Marker {
+                        cands: ctx.markers(self.options.environment),
+                        matched: 1,
+                    },
                     Step::Pending,
                 ),
                 b'+' if ctx.line_starts().contains(b'+') => {
@@ -316,9 +343,10 @@ impl StrictMachine {
                 b'-' if ctx.line_starts().contains(b'-') => {
                     (text(TextKind::Line, false), Step::LineStart(LineOp::Remove))
                 }
-                b' ' if ctx.line_starts().contains(b' ') => {
-                    (text(TextKind::Line, false), Step::LineStart(LineOp::Context))
-                }
+                b' ' if ctx.line_starts().contains(b' ') => (
+                    text(TextKind::Line, false),
+                    Step::LineStart(LineOp::Context),
+                ),
                 b'@' if ctx.line_starts().contains(b'@') => (State::At(1), Step::Pending),
                 _ => return Err(ctx.refusal()),
             },
@@ -344,7 +372,12 @@ impl StrictMachine {
             State::At(2) if byte == b' ' => (text(TextKind::Context, false), Step::ContextHeader),
             State::At(2) if byte == b'\n' => (State::Line(Ctx::InChange), Step::BareHeader),
             State::At(_) => return Err(E::BadContextMarker),
-            State::Text { kind, nonempty, mut utf8, add } => {
+            State::Text {
+                kind,
+                nonempty,
+                mut utf8,
+                add,
+            } => {
                 if byte == b'\n' && utf8.at_boundary() {
                     if !nonempty && !kind.may_be_empty() {
                         return Err(match kind {
@@ -369,7 +402,15 @@ impl StrictMachine {
                     Decoded::Partial => false,
                     Decoded::Invalid => return Err(E::InvalidUtf8),
                 };
-                (State::Text { kind, nonempty: true, utf8, add }, Step::Content { char_end })
+                (
+                    State::Text {
+                        kind,
+                        nonempty: true,
+                        utf8,
+                        add,
+                    },
+                    Step::Content { char_end },
+                )
             }
             State::EndPatch if byte == b'\n' => (State::Done, Step::FinalNewline),
             State::EndPatch | State::Done => return Err(E::TrailingData),
@@ -378,7 +419,12 @@ impl StrictMachine {
 }
 
 const fn text(kind: TextKind, add: bool) -> State {
-    State::Text { kind, nonempty: false, utf8: Utf8::new(), add }
+    State::Text {
+        kind,
+        nonempty: false,
+        utf8: Utf8::new(),
+        add,
+    }
 }
 
 const fn header(of: PathOf) -> (State, Step) {

@@ -23,7 +23,13 @@ const CONT: [ByteSet; 5] = [
     ByteSet::range(0x90, 0xbf),
     ByteSet::range(0x80, 0x8f),
 ];
-const CONT_LO_HI: [(u8, u8); 5] = [(0x80, 0xbf), (0xa0, 0xbf), (0x80, 0x9f), (0x90, 0xbf), (0x80, 0x8f)];
+const CONT_LO_HI: [(u8, u8); 5] = [
+    (0x80, 0xbf),
+    (0xa0, 0xbf),
+    (0x80, 0x9f),
+    (0x90, 0xbf),
+    (0x80, 0x8f),
+];
 
 /// Where a decoder stands inside one character.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -99,7 +105,12 @@ impl Utf8 {
             0xf4 => (3, 4, 0x04),
             _ => return Decoded::Invalid,
         };
-        *self = Utf8 { need, have: 1, next, cp: bits as u32 };
+        *self = Utf8 {
+            need,
+            have: 1,
+            next,
+            cp: bits as u32,
+        };
         Decoded::Partial
     }
 }
@@ -170,7 +181,12 @@ mod tests {
 impl Utf8 {
     /// A decoder between characters.
     pub const fn new() -> Utf8 {
-        Utf8 { need: 0, have: 0, next: 0, cp: 0 }
+        Utf8 {
+            need: 0,
+            have: 0,
+            next: 0,
+            cp: 0,
+        }
     }
 }
 

@@ -8,12 +8,15 @@ use clap::{Args, ValueEnum};
 use frontier::apply_patch::{CodexParser, StrictParser};
 use frontier::contract::PushParser;
 use frontier::ctl::{CtlParser, Limits};
+use frontier::udiff::UdiffParser;
 
 /// The languages of `--lang`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Lang {
     /// CTL, the line-framed tool-call language.
     Ctl,
+    /// Unified diff (modes: strict, git (default), recount).
+    Udiff,
     /// Codex's apply_patch language (modes: strict, the default; codex).
     #[value(name = "apply_patch")]
     ApplyPatch,
@@ -25,7 +28,8 @@ pub struct LangArgs {
     /// The language of the input.
     #[arg(long, value_enum)]
     pub lang: Lang,
-    /// A mode of that language (ctl: strict; apply_patch: strict (default), codex).
+    /// A mode of that language (ctl: strict; apply_patch: strict (default), codex; udiff:
+    /// strict, git (default), recount).
     #[arg(long)]
     pub mode: Option<String>,
     /// CTL: bytes in one header line, LF included.
@@ -52,11 +56,16 @@ pub fn dispatch<C: WithParser>(args: &LangArgs, command: C) -> Result<C::Output,
             max_line: args.max_line,
             max_arg: args.max_arg,
         }))),
+        (Lang::Udiff, None | Some("git")) => Ok(command.run(UdiffParser::git())),
+        (Lang::Udiff, Some("strict")) => Ok(command.run(UdiffParser::strict())),
+        (Lang::Udiff, Some("recount")) => Ok(command.run(UdiffParser::recount())),
         (Lang::ApplyPatch, None | Some("strict")) => Ok(command.run(StrictParser::default())),
         (Lang::ApplyPatch, Some("codex")) => Ok(command.run(CodexParser::new())),
         (lang, Some(mode)) => Err(format!(
             "unknown mode {mode:?} for --lang {}",
-            lang.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default()
+            lang.to_possible_value()
+                .map(|v| v.get_name().to_owned())
+                .unwrap_or_default()
         )),
     }
 }

@@ -2,9 +2,10 @@
 //! `--mode` into a parser, so that every command works for every language through one generic
 //! function.
 
+mod apply;
+mod calls;
 mod check;
 mod events;
-mod calls;
 mod input;
 mod lang;
 mod run;
@@ -16,7 +17,11 @@ use clap::{Parser, Subcommand};
 pub const EXIT_USAGE: i32 = 2;
 
 #[derive(Parser, Debug)]
-#[command(name = "frontier", version, about = "Streaming parsers for model output: confirmed events and next-allowed bytes")]
+#[command(
+    name = "frontier",
+    version,
+    about = "Streaming parsers for model output: confirmed events and next-allowed bytes"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -34,6 +39,8 @@ enum Command {
     Calls(calls::Args),
     /// Run the agent loop: a model's CTL output, executed call by confirmed call.
     Run(run::Args),
+    /// Apply an apply_patch or a unified diff under a root directory.
+    Apply(apply::Args),
 }
 
 /// Runs the CLI and returns the exit status.
@@ -51,6 +58,7 @@ pub fn main() -> i32 {
         Command::Events(args) => events::run(args),
         Command::Calls(args) => calls::run(args),
         Command::Run(args) => run::run(args),
+        Command::Apply(args) => apply::run(args),
     };
     match result {
         Ok(code) => code,

@@ -67,11 +67,26 @@ impl State {
         match self {
             State::Between | State::InFrame | State::Body { .. } => 0,
             // "call " id SP name LF, "arg " key SP digit LF, "end\n"
-            State::Word { word: Word::Call, matched } => 9 - matched as u32,
-            State::Word { word: Word::Arg, matched } => 8 - matched as u32,
-            State::Word { word: Word::End, matched } => 4 - matched as u32,
-            State::Token { field: Field::Id | Field::Key, empty } => 3 + empty as u32,
-            State::Token { field: Field::Name, empty } => 1 + empty as u32,
+            State::Word {
+                word: Word::Call,
+                matched,
+            } => 9 - matched as u32,
+            State::Word {
+                word: Word::Arg,
+                matched,
+            } => 8 - matched as u32,
+            State::Word {
+                word: Word::End,
+                matched,
+            } => 4 - matched as u32,
+            State::Token {
+                field: Field::Id | Field::Key,
+                empty,
+            } => 3 + empty as u32,
+            State::Token {
+                field: Field::Name,
+                empty,
+            } => 1 + empty as u32,
             State::Size { digits, .. } => 1 + (digits == 0) as u32,
         }
     }
@@ -197,20 +212,38 @@ impl CtlMachine {
         match self.state {
             State::Between => self.set_if_fits(
                 ByteSet::single(b'c'),
-                State::Word { word: Word::Call, matched: 1 },
+                State::Word {
+                    word: Word::Call,
+                    matched: 1,
+                },
             ),
             State::InFrame => self
-                .set_if_fits(ByteSet::single(b'a'), State::Word { word: Word::Arg, matched: 1 })
+                .set_if_fits(
+                    ByteSet::single(b'a'),
+                    State::Word {
+                        word: Word::Arg,
+                        matched: 1,
+                    },
+                )
                 .union(self.set_if_fits(
                     ByteSet::single(b'e'),
-                    State::Word { word: Word::End, matched: 1 },
+                    State::Word {
+                        word: Word::End,
+                        matched: 1,
+                    },
                 )),
             State::Word { word, matched } => self.set_if_fits(
                 ByteSet::single(word.text()[matched as usize]),
                 advance_word(word, matched + 1),
             ),
             State::Token { field, empty } => {
-                let more = self.set_if_fits(TOKEN_CHARS, State::Token { field, empty: false });
+                let more = self.set_if_fits(
+                    TOKEN_CHARS,
+                    State::Token {
+                        field,
+                        empty: false,
+                    },
+                );
                 if empty {
                     more
                 } else {
@@ -220,7 +253,10 @@ impl CtlMachine {
             State::Size { value, digits } => {
                 let more = self.set_if_fits(
                     self.digits_within_bound(value, digits),
-                    State::Size { value, digits: digits.saturating_add(1) },
+                    State::Size {
+                        value,
+                        digits: digits.saturating_add(1),
+                    },
                 );
                 if digits == 0 {
                     more
@@ -291,7 +327,12 @@ impl CtlMachine {
                 return Ok(if remaining <= 1 {
                     (State::InFrame, Step::Body { last: true })
                 } else {
-                    (State::Body { remaining: remaining - 1 }, Step::Body { last: false })
+                    (
+                        State::Body {
+                            remaining: remaining - 1,
+                        },
+                        Step::Body { last: false },
+                    )
                 });
             }
             State::Between if byte == b'c' => (advance_word(Word::Call, 1), Step::Header),
@@ -299,14 +340,29 @@ impl CtlMachine {
             State::InFrame if byte == b'e' => (advance_word(Word::End, 1), Step::Header),
             State::Word { word, matched } if word.text()[matched as usize] == byte => {
                 let next = advance_word(word, matched + 1);
-                let step = if next == State::Between { Step::CallEnd } else { Step::Header };
+                let step = if next == State::Between {
+                    Step::CallEnd
+                } else {
+                    Step::Header
+                };
                 (next, step)
             }
-            State::Token { field, .. } if TOKEN_CHARS.contains(byte) => {
-                (State::Token { field, empty: false }, Step::Header)
-            }
-            State::Token { field, empty: false } if token_end_byte(field).contains(byte) => {
-                let step = if field == Field::Name { Step::CallLine } else { Step::Header };
+            State::Token { field, .. } if TOKEN_CHARS.contains(byte) => (
+                State::Token {
+                    field,
+                    empty: false,
+                },
+                Step::Header,
+            ),
+            State::Token {
+                field,
+                empty: false,
+            } if token_end_byte(field).contains(byte) => {
+                let step = if field == Field::Name {
+                    Step::CallLine
+                } else {
+                    Step::Header
+                };
                 (after_token(field), step)
             }
             State::Size { value, digits } if DIGITS.contains(byte) => {
@@ -318,10 +374,20 @@ impl CtlMachine {
                     .and_then(|v| v.checked_add((byte - b'0') as u64))
                     .filter(|&v| v <= self.limits.max_arg)
                     .ok_or(ArgTooLarge)?;
-                (State::Size { value, digits: digits.saturating_add(1) }, Step::Header)
+                (
+                    State::Size {
+                        value,
+                        digits: digits.saturating_add(1),
+                    },
+                    Step::Header,
+                )
             }
             State::Size { value, digits } if digits > 0 && byte == b'\n' => {
-                let next = if value == 0 { State::InFrame } else { State::Body { remaining: value } };
+                let next = if value == 0 {
+                    State::InFrame
+                } else {
+                    State::Body { remaining: value }
+                };
                 (next, Step::ArgLine { len: value })
             }
             _ => return Err(UnexpectedByte),
@@ -340,8 +406,14 @@ const fn advance_word(word: Word, matched: u8) -> State {
         return State::Word { word, matched };
     }
     match word {
-        Word::Call => State::Token { field: Field::Id, empty: true },
-        Word::Arg => State::Token { field: Field::Key, empty: true },
+        Word::Call => State::Token {
+            field: Field::Id,
+            empty: true,
+        },
+        Word::Arg => State::Token {
+            field: Field::Key,
+            empty: true,
+        },
         Word::End => State::Between,
     }
 }
@@ -356,9 +428,15 @@ const fn token_end_byte(field: Field) -> ByteSet {
 
 const fn after_token(field: Field) -> State {
     match field {
-        Field::Id => State::Token { field: Field::Name, empty: true },
+        Field::Id => State::Token {
+            field: Field::Name,
+            empty: true,
+        },
         Field::Name => State::InFrame,
-        Field::Key => State::Size { value: 0, digits: 0 },
+        Field::Key => State::Size {
+            value: 0,
+            digits: 0,
+        },
     }
 }
 

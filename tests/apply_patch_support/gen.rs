@@ -24,8 +24,30 @@ impl Rng {
 }
 
 const PIECES: &[&str] = &[
-    "a", "src", "/", "main.rs", " ", "fn main() {", "}", "\t", "\r", "é", "日本", "😀", "*** End Patch",
-    "*** Add File: x", "@@", "+", "-", "\u{0}", "\u{7f}", "\u{a0}", "\u{3000}", "EOF", "<<EOF", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "a",
+    "src",
+    "/",
+    "main.rs",
+    " ",
+    "fn main() {",
+    "}",
+    "\t",
+    "\r",
+    "é",
+    "日本",
+    "😀",
+    "*** End Patch",
+    "*** Add File: x",
+    "@@",
+    "+",
+    "-",
+    "\u{0}",
+    "\u{7f}",
+    "\u{a0}",
+    "\u{3000}",
+    "EOF",
+    "<<EOF",
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
 ];
 
 fn text(rng: &mut Rng, nonempty: bool) -> String {
@@ -63,7 +85,10 @@ pub fn valid_patch(rng: &mut Rng, env: bool) -> Vec<u8> {
                         match rng.below(5) {
                             0 => p += "@@\n",
                             1 => p += &format!("@@ {}\n", text(rng, true)),
-                            _ => p += &format!("{}{}\n", rng.pick(&["+", "-", " "]), text(rng, false)),
+                            _ => {
+                                p +=
+                                    &format!("{}{}\n", rng.pick(&["+", "-", " "]), text(rng, false))
+                            }
                         }
                     }
                     if rng.chance(25) {
