@@ -317,11 +317,11 @@ fn malformed_events_end_the_run_after_the_complete_calls() {
     let mut rng = Rng(5);
     let mut body = sse(&first, "tool_calls", &mut rng);
     // Replace the finish event with garbage, then a valid-looking call that must not run.
-    let finish_event = find(
-        &body,
-        b"data: {\"choices\":[{\"delta\":{},\"finish_reason\"",
-        0,
-    );
+    let finish_reason = find(&body, b"\"finish_reason\":\"tool_calls\"", 0);
+    let finish_event = body[..finish_reason]
+        .windows(6)
+        .rposition(|w| w == b"data: ")
+        .unwrap();
     body.truncate(finish_event);
     body.extend_from_slice(b"data: {\"choices\": [ oops\n\n");
     body.extend_from_slice(&sse(

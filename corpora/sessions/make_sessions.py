@@ -83,3 +83,27 @@ write("recovery.jsonl", [
     turn(big[120:] + call("c3", "read_file", ("path", "big.txt")), "tool_calls"),
     turn(b"", "stop"),
 ])
+
+# apply_patch: the patch streams into the apply_patch parser and the engine while the call is
+# written. A good patch, cut by the output limit in the middle of a chunk, completes and is
+# applied once; a malformed patch is known at its bad byte, before its `end` line, and refused;
+# a patch whose context is not in the file is known when its chunk is confirmed, fails, and
+# writes nothing.
+SRC = "def greet(name):\n    return 'Helo, ' + name\n\n\nprint(greet('world'))\n"
+good = ("*** Begin Patch\n*** Update File: greet.py\n@@ def greet(name):\n"
+        "-    return 'Helo, ' + name\n+    return 'Hello, ' + name + '!'\n"
+        "*** Add File: CHANGES.md\n+Fixed the greeting.\n*** End Patch\n")
+p1 = call("c2", "apply_patch", ("patch", good))
+split = p1.index(b"+    return") + 6
+bad = "*** Begin Patch\n*** Update File: greet.py\n@@\n~nonsense\n*** End Patch\n"
+stale = ("*** Begin Patch\n*** Update File: greet.py\n@@\n-    return 'Bonjour, ' + name\n"
+         "+    return 'Salut, ' + name\n*** End Patch\n")
+write("apply_patch.jsonl", [
+    turn(call("c1", "write_file", ("path", "greet.py"), ("content", SRC)) + p1[:split], "length"),
+    turn(p1[split:] + call("c3", "shell", ("command", "grep -n Hello greet.py && cat CHANGES.md")),
+         "tool_calls"),
+    turn(call("c4", "apply_patch", ("patch", bad))
+         + call("c5", "apply_patch", ("patch", stale))
+         + call("c6", "read_file", ("path", "greet.py")), "tool_calls"),
+    turn(b"", "stop"),
+])

@@ -1,53 +1,148 @@
-//! The seam between the loop and the patch machinery for the `apply_patch` tool.
+//! The `apply_patch` tool: the apply_patch parser fed while the argument streams, the
+//! application engine's safe policy once the call is confirmed.
 //!
 //! A [`PatchTool`] opens one [`PatchSession`] per `apply_patch` call, the moment the call's
-//! `patch` argument header is confirmed. The loop pushes the argument's bytes into the session
-//! as they arrive, so a malformed patch is known before the call's `end` line; once the call
-//! is confirmed and judged, the session applies the patch to the workspace (or is dropped).
+//! `call` line is confirmed. The loop pushes the bytes of the call's `patch` argument into the
+//! session as they arrive: the strict apply_patch parser ([`StrictParser`]) turns them into
+//! confirmed events, and the engine's [`PatchStream`] checks each unit against the workspace
+//! as it is confirmed (the file read, the chunk located). So a malformed patch, or one whose
+//! context is not in the file, is known before the call's `end` line; the loop records it then.
+//! Nothing is written until the call is confirmed, judged and applied, and under the safe
+//! policy a failing patch writes nothing at all.
 
-use crate::apply::Workspace;
+use crate::apply::{PatchStream, Policy, Workspace};
+use crate::apply_patch::{PatchErrorKind, StrictParser};
+use crate::contract::{ErrorKind, PushParser, Verdict};
+
+/// What is already known to be wrong with a patch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PatchProblem {
+    /// The bytes are not an apply_patch patch (or it was cut off): the call is refused.
+    Malformed(String),
+    /// The patch parses but does not apply to the workspace: the call fails, writing nothing.
+    DoesNotApply(String),
+}
+
+impl PatchProblem {
+    /// `malformed_patch` or `does_not_apply`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PatchProblem::Malformed(_) => "malformed_patch",
+            PatchProblem::DoesNotApply(_) => "does_not_apply",
+        }
+    }
+
+    /// The details.
+    pub fn detail(&self) -> &str {
+        match self {
+            PatchProblem::Malformed(d) | PatchProblem::DoesNotApply(d) => d,
+        }
+    }
+}
 
 /// Opens patch sessions.
 pub trait PatchTool: Send + Sync {
-    /// A fresh session for one `apply_patch` call.
-    fn begin(&self) -> Box<dyn PatchSession>;
+    /// A fresh session for one `apply_patch` call in `workspace`.
+    fn begin(&self, workspace: &Workspace) -> Box<dyn PatchSession>;
 }
 
 /// One patch, streamed in, then applied once.
 pub trait PatchSession: Send {
     /// The next bytes of the `patch` argument.
     fn push(&mut self, bytes: &[u8]);
-    /// Why the patch cannot be applied, if that is already known: a stable kind
-    /// (`malformed_patch`, `unavailable`) and the details.
-    fn error(&self) -> Option<(&'static str, String)>;
     /// The argument's last byte arrived.
     fn finish(&mut self);
+    /// What is already known to be wrong, if anything.
+    fn problem(&self) -> Option<PatchProblem>;
     /// Applies the patch; returns a summary of what changed, or why nothing did.
-    fn apply(self: Box<Self>, workspace: &Workspace) -> Result<String, String>;
+    fn apply(self: Box<Self>) -> Result<String, String>;
 }
 
-/// The tool when no patch engine is built in: every call is refused, with that reason.
+/// The crate's own machinery: strict apply_patch parsing, the safe application policy.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Unavailable;
+pub struct Engine;
 
-struct UnavailableSession;
-
-impl PatchTool for Unavailable {
-    fn begin(&self) -> Box<dyn PatchSession> {
-        Box::new(UnavailableSession)
+impl PatchTool for Engine {
+    fn begin(&self, workspace: &Workspace) -> Box<dyn PatchSession> {
+        Box::new(EngineSession {
+            parser: Some(StrictParser::default()),
+            stream: PatchStream::new(workspace.clone(), Policy::Safe),
+            verdict: None,
+        })
     }
 }
 
-impl PatchSession for UnavailableSession {
-    fn push(&mut self, _bytes: &[u8]) {}
-    fn error(&self) -> Option<(&'static str, String)> {
-        Some((
-            "unavailable",
-            "no apply_patch engine is built into this binary".to_owned(),
-        ))
+struct EngineSession {
+    /// `None` once finished.
+    parser: Option<StrictParser>,
+    stream: PatchStream,
+    verdict: Option<Verdict<PatchErrorKind>>,
+}
+
+impl PatchSession for EngineSession {
+    fn push(&mut self, bytes: &[u8]) {
+        let Some(parser) = self.parser.as_mut() else {
+            return;
+        };
+        if parser.error().is_some() || self.stream.failure().is_some() {
+            return;
+        }
+        let stream = &mut self.stream;
+        let _ = parser.push(bytes, &mut |event| {
+            let _ = stream.on_event(&event);
+        });
     }
-    fn finish(&mut self) {}
-    fn apply(self: Box<Self>, _workspace: &Workspace) -> Result<String, String> {
-        Err(self.error().map(|(_, detail)| detail).unwrap_or_default())
+
+    fn finish(&mut self) {
+        if let Some(parser) = self.parser.take() {
+            let stream = &mut self.stream;
+            let outcome = parser.finish(&mut |event| {
+                let _ = stream.on_event(&event);
+            });
+            self.verdict = Some(outcome.verdict);
+        }
+    }
+
+    fn problem(&self) -> Option<PatchProblem> {
+        let parse_error = match (&self.parser, &self.verdict) {
+            (Some(parser), _) => parser.error(),
+            (None, Some(verdict)) => verdict.error().copied(),
+            (None, None) => None,
+        };
+        if let Some(e) = parse_error {
+            return Some(PatchProblem::Malformed(format!(
+                "{} at byte {} of the patch (0x{:02x})",
+                e.kind.as_str(),
+                e.offset,
+                e.byte
+            )));
+        }
+        if let Some(failure) = self.stream.failure() {
+            return Some(PatchProblem::DoesNotApply(failure.to_string()));
+        }
+        if let Some(Verdict::Incomplete) = self.verdict {
+            return Some(PatchProblem::Malformed(
+                "the patch ends before `*** End Patch`".to_owned(),
+            ));
+        }
+        None
+    }
+
+    fn apply(mut self: Box<Self>) -> Result<String, String> {
+        self.finish();
+        let verdict = self.verdict.unwrap_or(Verdict::Incomplete);
+        match self.stream.finish(&verdict) {
+            Ok(changes) => {
+                let mut summary = String::new();
+                for change in changes {
+                    summary.push(change.kind.letter());
+                    summary.push(' ');
+                    summary.push_str(&change.path);
+                    summary.push('\n');
+                }
+                Ok(summary)
+            }
+            Err(failure) => Err(failure.error.to_string()),
+        }
     }
 }

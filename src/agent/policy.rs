@@ -18,7 +18,7 @@ use crate::apply::Workspace;
 use crate::ctl::ToolCall;
 
 use super::guard;
-use super::patch::PatchSession;
+use super::patch::{PatchProblem, PatchSession};
 use super::tools::{Action, Tool};
 
 /// A toolset: the tools a session may call.
@@ -202,8 +202,8 @@ pub fn judge(
         Tool::ApplyPatch => {
             let session = patch
                 .ok_or_else(|| Refusal::new("malformed_patch", "no patch argument streamed"))?;
-            if let Some((kind, detail)) = session.error() {
-                return Err(Refusal::new(kind, detail));
+            if let Some(PatchProblem::Malformed(detail)) = session.problem() {
+                return Err(Refusal::new("malformed_patch", detail));
             }
             Ok(Action::ApplyPatch(session))
         }

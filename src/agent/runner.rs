@@ -2,7 +2,9 @@
 //!
 //! Per turn, the model source streams chunks; each chunk goes straight into the CTL parser;
 //! every call the assembler completes (its `end` line confirmed) is judged, recorded and run or
-//! refused before the next chunk is read. Nothing acts on a call before its `end` line, and
+//! refused from inside the parser's event callback, before the parser reads the byte after
+//! that `end` line, so the effect of a call is visible to everything after it in the stream
+//! whatever the chunking. Nothing acts on a call before its `end` line, and
 //! nothing after a byte the parser refuses runs. Around that sits the recovery state machine
 //! ([`super::recovery`]) that decides what the next request is.
 //!
@@ -63,7 +65,7 @@ pub struct Config {
 
 impl Config {
     /// Defaults for a workspace: interactive toolset, default CTL and shell limits, 50 turns,
-    /// 4096 output tokens escalated to 16384, no patch engine.
+    /// 4096 output tokens escalated to 16384, the crate's patch engine (safe policy).
     pub fn new(workspace: Workspace) -> Config {
         Config {
             workspace,
@@ -74,7 +76,7 @@ impl Config {
             max_turns: 50,
             max_tokens: 4096,
             escalated_max_tokens: 16384,
-            patch_tool: Arc::new(super::patch::Unavailable),
+            patch_tool: Arc::new(super::patch::Engine),
         }
     }
 }
@@ -131,6 +133,8 @@ struct Stream {
     routing: bool,
     /// Whether that argument has been seen (a repeated one is not fed).
     patch_seen: bool,
+    /// Whether the session's problem has been recorded.
+    patch_reported: bool,
     /// Calls confirmed in this stream.
     calls: usize,
 }
@@ -143,6 +147,7 @@ impl Stream {
             patch: None,
             routing: false,
             patch_seen: false,
+            patch_reported: false,
             calls: 0,
         }
     }
@@ -300,16 +305,19 @@ pub fn run(
                 patch,
                 routing,
                 patch_seen,
+                patch_reported,
                 calls,
             } = &mut stream;
             let mut sink = |chunk: &[u8]| -> Flow {
                 let before = parser.consumed();
-                let mut confirmed: Vec<(ToolCall, Option<Box<dyn PatchSession>>)> = Vec::new();
                 let pushed = parser.push(chunk, &mut |event| {
+                    let mut fed = false;
                     match event {
                         CtlEvent::CallStart { name, .. } => {
-                            *patch = (name == "apply_patch").then(|| config.patch_tool.begin());
+                            *patch = (name == "apply_patch")
+                                .then(|| config.patch_tool.begin(&config.workspace));
                             *patch_seen = false;
+                            *patch_reported = false;
                         }
                         CtlEvent::ArgStart { key, .. } => {
                             *routing = key == "patch" && patch.is_some() && !*patch_seen;
@@ -317,27 +325,45 @@ pub fn run(
                         CtlEvent::ArgData(data) if *routing => {
                             if let Some(session) = patch.as_mut() {
                                 session.push(data);
+                                fed = true;
                             }
                         }
                         CtlEvent::ArgEnd if *routing => {
                             if let Some(session) = patch.as_mut() {
                                 session.finish();
+                                fed = true;
                             }
                             *routing = false;
                             *patch_seen = true;
                         }
                         _ => {}
                     }
+                    // A patch problem is recorded the moment it is known.
+                    if fed && !*patch_reported {
+                        if let (Some(problem), Some(call)) = (
+                            patch.as_ref().and_then(|s| s.problem()),
+                            assembler.in_progress(),
+                        ) {
+                            *patch_reported = true;
+                            transcript.record(
+                                Rec::new("patch_problem")
+                                    .field("turn", turn)
+                                    .field("id", &call.id)
+                                    .field("kind", problem.kind())
+                                    .field("detail", problem.detail()),
+                            );
+                        }
+                    }
+                    // A confirmed call runs here, before the parser reads one more byte: what
+                    // follows it in the stream (a patch checked against the files) sees its
+                    // effect, however the stream was chunked.
                     if let Some(call) = assembler.on_event(&event) {
-                        confirmed.push((call, patch.take()));
+                        *calls += 1;
+                        executor.handle(turn, call, patch.take(), &mut transcript);
                     }
                 });
                 let accepted = (parser.consumed() - before) as usize;
                 output.extend_from_slice(&chunk[..accepted.min(chunk.len())]);
-                for (call, session) in confirmed {
-                    *calls += 1;
-                    executor.handle(turn, call, session, &mut transcript);
-                }
                 match pushed {
                     Ok(()) => Flow::Continue,
                     Err(error) => {

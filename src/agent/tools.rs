@@ -123,7 +123,7 @@ pub fn execute(action: Action, workspace: &Workspace, shell_limits: ShellLimits)
         Action::ReadFile(path) => read_file(&path),
         Action::ListDir(path) => list_dir(&path),
         Action::WriteFile(path, content) => write_file(&path, &content),
-        Action::ApplyPatch(session) => match session.apply(workspace) {
+        Action::ApplyPatch(session) => match session.apply() {
             Ok(summary) => ToolOutput::ok(summary),
             Err(reason) => ToolOutput::failed(reason),
         },
