@@ -1,0 +1,124 @@
+//! `frontier run` as a command: flags, the transcript file, exit statuses.
+
+use std::path::Path;
+use std::process::Command;
+
+fn frontier() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_frontier"))
+}
+
+fn session(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpora/sessions")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn replays_a_session_into_a_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("t.jsonl");
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    let out = frontier()
+        .args(["run", "--model"])
+        .arg(format!("replay:{}", session("fix_greeting.jsonl")))
+        .arg("--root")
+        .arg(&root)
+        .args(["--task", "fix the greeting", "--chunk", "3", "--transcript"])
+        .arg(&transcript)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(first["type"], "task");
+    assert_eq!(first["text"], "fix the greeting");
+    assert!(text.lines().last().unwrap().contains(r#""status":"done""#));
+    assert_eq!(
+        std::fs::read_to_string(root.join("greet.sh")).unwrap(),
+        "name=\"${1:-world}\"\necho \"Hello, $name!\"\n"
+    );
+}
+
+#[test]
+fn exit_status_one_for_a_broken_stream_two_for_bad_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = frontier()
+        .args(["run", "--model"])
+        .arg(format!("replay:{}", session("noise.jsonl")))
+        .arg("--root")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains(r#""type":"stream_error""#));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stream_error"));
+
+    let background = frontier()
+        .args(["run", "--toolset", "background", "--model"])
+        .arg(format!("replay:{}", session("fix_greeting.jsonl")))
+        .arg("--root")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    // Refusals are not failures of the run.
+    assert_eq!(background.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&background.stdout).contains("forbidden_by_toolset"));
+
+    for bad in [
+        vec!["run", "--model", "gpt", "--root", "."],
+        vec![
+            "run",
+            "--model",
+            "replay:/nonexistent/session.jsonl",
+            "--root",
+            ".",
+        ],
+        vec!["run", "--model", "replay:x", "--root", "/nonexistent/root"],
+        vec![
+            "run",
+            "--model",
+            "replay:x",
+            "--root",
+            ".",
+            "--toolset",
+            "root",
+        ],
+    ] {
+        let out = frontier().args(&bad).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+    let bad_session = dir.path().join("bad.jsonl");
+    std::fs::write(&bad_session, "{\"output\":\"x\",\"finish\":\"maybe\"}\n").unwrap();
+    let out = frontier()
+        .args(["run", "--model"])
+        .arg(format!("replay:{}", bad_session.display()))
+        .arg("--root")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 1"));
+}
+
+#[test]
+fn openai_without_a_model_name_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = frontier()
+        .args(["run", "--model", "openai", "--root"])
+        .arg(dir.path())
+        .env_remove("OPENAI_MODEL")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("OPENAI_MODEL"));
+}
