@@ -147,3 +147,49 @@ fn never_panics_on_any_prefix() {
     let shallow = format!("{}echo hi", "eval ".repeat(5));
     assert_eq!(check(&shallow), Ok(()));
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Text that needs no escaping inside single quotes.
+    fn prose() -> impl Strategy<Value = String> {
+        "[a-zA-Z0-9 /;&|$()`\"<>*.:{}-]{0,40}"
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Single-quoted text is prose to `echo`, whatever it holds.
+        #[test]
+        fn quoted_text_is_prose(text in prose()) {
+            let command = format!("echo '{text}'");
+            prop_assert_eq!(check(&command), Ok(()));
+        }
+
+        /// The same text run as code by a carrier is judged exactly as the text itself.
+        #[test]
+        fn a_carrier_runs_its_text_as_code(text in prose(), carrier in 0usize..3) {
+            // A leading `-` or `+` would be read by `sh` as one more option.
+            prop_assume!(!text.starts_with(['-', '+']));
+            let wrapped = match carrier {
+                0 => format!("sh -c '{text}'"),
+                1 => format!("bash -lc '{text}'"),
+                _ => format!("eval '{text}'"),
+            };
+            prop_assert_eq!(check(&wrapped), check(&text));
+        }
+
+        /// A dangerous command stays dangerous after any harmless command and any separator.
+        #[test]
+        fn separators_keep_command_position(
+            index in 0usize..40,
+            before in "[a-z]{1,8}( [a-z0-9.]{1,8}){0,3}",
+            separator in prop::sample::select(vec![";", "&&", "||", "|", "&", "\n", "; sudo"]),
+        ) {
+            let (dangerous, rule) = DANGEROUS[index];
+            let command = format!("{before} {separator} {dangerous}");
+            prop_assert_eq!(check(&command), Err(rule));
+        }
+    }
+}

@@ -226,3 +226,64 @@ fn fix_greeting_runs_end_to_end() {
         .collect();
     assert_eq!(reasons, ["next_turn", "escalate_output_limit", "next_turn"]);
 }
+
+/// Replays turns split at the given points (taken modulo each turn's length).
+struct SplitSource {
+    turns: std::collections::VecDeque<Turn>,
+    cuts: Vec<usize>,
+}
+
+impl ModelSource for SplitSource {
+    fn turn(
+        &mut self,
+        _request: &Request<'_>,
+        sink: &mut dyn FnMut(&[u8]) -> Flow,
+    ) -> Result<Option<Finish>, ModelError> {
+        match self.turns.pop_front() {
+            None => Ok(None),
+            Some(Turn::ContextOverflow) => Err(ModelError::ContextOverflow("replayed".into())),
+            Some(Turn::Output { bytes, finish }) => {
+                let mut points: Vec<usize> =
+                    self.cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+                points.push(0);
+                points.push(bytes.len());
+                points.sort_unstable();
+                for pair in points.windows(2) {
+                    if sink(&bytes[pair[0]..pair[1]]) == Flow::Stop {
+                        break;
+                    }
+                }
+                Ok(Some(finish))
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        "split".into()
+    }
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(12))]
+
+        /// Any chunking of any session, empty chunks included, gives the whole-turn transcript.
+        #[test]
+        fn random_chunkings_give_the_same_transcript(
+            session in 0usize..5,
+            cuts in prop::collection::vec(0usize..4096, 0..40),
+        ) {
+            let all = sessions();
+            let (name, turns) = &all[session % all.len()];
+            let mut whole = SplitSource { turns: turns.iter().cloned().collect(), cuts: vec![] };
+            let mut split = SplitSource { turns: turns.iter().cloned().collect(), cuts };
+            let a = run_with(&mut whole, |_| {});
+            let b = run_with(&mut split, |_| {});
+            prop_assert_eq!(&a.transcript, &b.transcript, "{}", name);
+            prop_assert_eq!(a.files, b.files);
+        }
+    }
+}
