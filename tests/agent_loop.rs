@@ -402,3 +402,28 @@ fn consecutive_reads_run_in_parallel() {
     );
     assert!(text.contains(r#""output":"one""#) && text.contains(r#""output":"two""#));
 }
+
+#[test]
+fn parallel_batches_are_capped() {
+    let reads: String = (0..20)
+        .map(|i| call(&format!("c{i}"), "list_dir", &[("path", ".")]))
+        .collect();
+    let run = replay(
+        "many",
+        &[out(reads, Finish::ToolCalls)],
+        1,
+        Toolset::Interactive,
+    );
+    let order: Vec<&str> = run
+        .records
+        .iter()
+        .filter_map(|r| match r["type"].as_str() {
+            Some("tool_call") => Some("call"),
+            Some("tool_result") => Some("result"),
+            _ => None,
+        })
+        .collect();
+    let batch = |n| [vec!["call"; n], vec!["result"; n]].concat();
+    let expected = [batch(8), batch(8), batch(4)].concat();
+    assert_eq!(order, expected);
+}

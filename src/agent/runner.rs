@@ -36,6 +36,10 @@ use super::transcript::{Rec, Transcript};
 /// The system prompt that teaches a model CTL and the tools.
 pub const SYSTEM_PROMPT: &str = include_str!("../../prompts/ctl_system.md");
 
+/// Most concurrency-safe calls in flight at once; one more first drains the batch (a count,
+/// not a timing, so the transcript stays deterministic).
+pub const MAX_PARALLEL: usize = 8;
+
 /// Largest tool output put back into the conversation (the transcript keeps it whole); the
 /// seed's first rung of context governance.
 pub const MAX_RESULT_IN_CONTEXT: usize = 32 * 1024;
@@ -177,7 +181,7 @@ impl Executor<'_> {
         transcript: &mut Transcript<'_>,
     ) {
         let safe = policy::concurrency_safe(&call);
-        if !safe {
+        if !safe || self.in_flight.len() >= MAX_PARALLEL {
             self.drain(transcript);
         }
         transcript.tool_call(turn, &call);
