@@ -240,7 +240,10 @@ mod ws_tests {
                 continue;
             }
             let expected = (0..=255u8)
-                .filter(|&b| ws.iter().any(|w| w.len() > p.len() && w.starts_with(&p) && w[p.len()] == b))
+                .filter(|&b| {
+                    ws.iter()
+                        .any(|w| w.len() > p.len() && w.starts_with(&p) && w[p.len()] == b)
+                })
                 .fold(ByteSet::EMPTY, |s, b| s.with(b));
             assert_eq!(d.ws_continuation(), expected, "{p:02x?}");
         }
