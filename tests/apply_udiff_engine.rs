@@ -380,3 +380,73 @@ fn streaming_checks_each_hunk_as_it_arrives() {
     }
     assert_eq!(read(&dir, "f"), expected);
 }
+
+#[test]
+fn a_hunk_before_an_earlier_one_still_applies() {
+    let dir = workspace(&[("f", &numbered(20))]);
+    let p = git_patch(
+        "f",
+        "f",
+        vec![
+            hunk(15, 15, &[" l14", "-l15", "+L15", " l16"]),
+            hunk(3, 3, &[" l2", "-l3", "+L3a", "+L3b", " l4"]),
+        ],
+    );
+    apply(&dir, DiffOptions::default(), &[p]).unwrap();
+    let expected = numbered(20)
+        .replace("l15\n", "L15\n")
+        .replace("\nl3\n", "\nL3a\nL3b\n");
+    assert_eq!(read(&dir, "f"), expected);
+}
+
+#[test]
+fn a_streamed_diff_fails_at_the_hunk_not_at_the_end() {
+    use frontier::apply::apply_diff_stream;
+    use frontier::udiff::UdiffParser;
+    let dir = workspace(&[("a", "1\n2\n3\n"), ("b", "x\n")]);
+    let mut diff = b"--- a/a\n+++ b/a\n@@ -1,3 +1,3 @@\n 1\n-TWO\n+2b\n 3\n".to_vec();
+    let hunk_ends = diff.len();
+    diff.extend_from_slice(b"--- a/b\n+++ b/b\n@@ -1 +1 @@\n-x\n+y\n");
+    let mut known = None;
+    let ws = Workspace::new(dir.path()).unwrap();
+    let r = apply_diff_stream(
+        UdiffParser::git(),
+        &diff,
+        1,
+        ws,
+        DiffOptions::default(),
+        |e, at| {
+            assert_eq!(e.path, "a");
+            known = Some(at as usize);
+        },
+    );
+    assert_eq!(r.unwrap_err().kind, ErrorKind::LinesNotFound);
+    // A hunk is confirmed one byte late: at the first byte of the next line.
+    assert_eq!(known, Some(hunk_ends + 1));
+    assert_eq!(read(&dir, "a"), "1\n2\n3\n");
+    assert_eq!(read(&dir, "b"), "x\n");
+
+    // Recount mode applies a model-written diff whose counts are wrong.
+    let sloppy = b"--- a/a\n+++ b/a\n@@ -1,9 +1,9 @@\n 1\n-2\n+two\n 3\n";
+    let ws = Workspace::new(dir.path()).unwrap();
+    apply_diff_stream(
+        UdiffParser::recount(),
+        sloppy,
+        0,
+        ws,
+        DiffOptions::default(),
+        |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(read(&dir, "a"), "1\ntwo\n3\n");
+    let ws = Workspace::new(dir.path()).unwrap();
+    let r = apply_diff_stream(
+        UdiffParser::git(),
+        sloppy,
+        0,
+        ws,
+        DiffOptions::default(),
+        |_, _| {},
+    );
+    assert_eq!(r.unwrap_err().kind, ErrorKind::Parse);
+}
