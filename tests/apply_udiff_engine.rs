@@ -450,3 +450,63 @@ fn a_streamed_diff_fails_at_the_hunk_not_at_the_end() {
     );
     assert_eq!(r.unwrap_err().kind, ErrorKind::Parse);
 }
+
+#[test]
+fn symbolic_links_and_submodules_are_refused() {
+    let dir = workspace(&[]);
+    for mode in [0o120000, 0o160000] {
+        let mut p = git_patch("/dev/null", "link", vec![hunk(0, 1, &["+/etc/passwd$"])]);
+        p.header.git_names = Some((b"a/link".to_vec(), b"b/link".to_vec()));
+        p.header.new_file_mode = Some(mode);
+        let e = apply(&dir, DiffOptions::default(), &[p]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Unsupported);
+    }
+    assert!(!dir.path().join("link").exists());
+}
+
+mod arbitrary {
+    //! Nothing panics, whatever the hunks and the file: the result is applied or an error.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn line() -> impl Strategy<Value = HunkLine> {
+        (0..3u8, prop_oneof!["a", "b", "", "a\r"], any::<bool>()).prop_map(|(k, c, nl)| HunkLine {
+            kind: [LineKind::Context, LineKind::Remove, LineKind::Add][k as usize],
+            content: c.as_bytes().to_vec(),
+            no_newline: nl,
+        })
+    }
+
+    fn any_hunk() -> impl Strategy<Value = Hunk> {
+        (0..20u64, 0..20u64, proptest::collection::vec(line(), 0..6)).prop_map(|(o, n, lines)| {
+            Hunk {
+                old_start: o,
+                old_count: 9,
+                new_start: n,
+                new_count: 9,
+                section: Vec::new(),
+                lines,
+            }
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn never_panics(
+            file in proptest::collection::vec(prop_oneof!["a\n", "b\n", "\n", "a"], 0..12),
+            hunks in proptest::collection::vec(any_hunk(), 0..4),
+            fuzz in 0usize..3,
+            create in any::<bool>(),
+        ) {
+            let text: String = file.concat();
+            let dir = workspace(&[("f", &text)]);
+            let old = if create { "/dev/null" } else { "f" };
+            let p = git_patch(old, "f", hunks);
+            let r = apply(&dir, DiffOptions { strip: 1, fuzz }, &[p]);
+            if r.is_err() {
+                prop_assert_eq!(read(&dir, "f"), text);
+            }
+        }
+    }
+}

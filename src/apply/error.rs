@@ -48,6 +48,9 @@ pub enum ErrorKind {
     SessionClosed,
     /// The patch does not parse, or was cut off: nothing is applied.
     Parse,
+    /// Something the engine does not do: a symbolic link or a submodule (git modes 120000,
+    /// 160000).
+    Unsupported,
 }
 
 impl ErrorKind {
@@ -74,6 +77,7 @@ impl ErrorKind {
             ErrorKind::Io => "io_error",
             ErrorKind::SessionClosed => "session_closed",
             ErrorKind::Parse => "parse_error",
+            ErrorKind::Unsupported => "unsupported",
         }
     }
 }
