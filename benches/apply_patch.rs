@@ -24,12 +24,15 @@ fn patch(size: usize) -> Vec<u8> {
             0 => {
                 p += &format!("*** Add File: src/generated/module_{i}.rs\n");
                 for j in 0..12 {
-                    p += &format!("+pub fn helper_{j}(x: u32) -> u32 {{ x.wrapping_mul({j}) + {i} }} // ok\n");
+                    p += &format!(
+                        "+pub fn helper_{j}(x: u32) -> u32 {{ x.wrapping_mul({j}) + {i} }} // ok\n"
+                    );
                 }
             }
             1 => p += &format!("*** Delete File: old/legacy_{i}.txt\n"),
             2 => {
-                p += &format!("*** Update File: src/lib_{i}.rs\n*** Move to: src/core/lib_{i}.rs\n");
+                p +=
+                    &format!("*** Update File: src/lib_{i}.rs\n*** Move to: src/core/lib_{i}.rs\n");
                 p += "@@ impl Config {\n     pub fn new() -> Self {\n-        Config { verbose: false }\n+        Config { verbose: true, name: \"café ✓\".into() }\n     }\n";
             }
             _ => {
@@ -78,7 +81,8 @@ fn benches(c: &mut Criterion) {
     let env = ApproximateTokEnv::single_byte_env();
     let mut factory = ParserFactory::new_simple(&env).unwrap();
     factory.set_stderr_log_level(0);
-    let grammar = TopLevelGrammar::from_lark(include_str!("../grammars/apply_patch.lark").to_owned());
+    let grammar =
+        TopLevelGrammar::from_lark(include_str!("../grammars/apply_patch.lark").to_owned());
     assert!(llguidance_loop(&factory, &grammar, small));
 
     let mut g = c.benchmark_group("apply_patch_decoder_loop");

@@ -26,7 +26,11 @@ fn agree(oracle: &Oracle, options: StrictOptions, input: &[u8], what: &str) -> u
             "{what}: allowed after {at} bytes ({:?})",
             String::from_utf8_lossy(&input[..at.min(input.len())])
         );
-        assert_eq!(parser.accepting(), answer.accepting, "{what}: accepting after {at} bytes");
+        assert_eq!(
+            parser.accepting(),
+            answer.accepting,
+            "{what}: accepting after {at} bytes"
+        );
         let Some(&byte) = input.get(at) else { break };
         let pushed = parser.push(&[byte], &mut |_| {});
         if refused == Some(at) {
@@ -34,7 +38,10 @@ fn agree(oracle: &Oracle, options: StrictOptions, input: &[u8], what: &str) -> u
             assert_eq!(e.offset, at as u64, "{what}");
             return at;
         }
-        assert!(pushed.is_ok(), "{what}: refused byte {byte:#04x} at {at} that llguidance took");
+        assert!(
+            pushed.is_ok(),
+            "{what}: refused byte {byte:#04x} at {at} that llguidance took"
+        );
     }
     assert_eq!(refused, None, "{what}");
     input.len()
@@ -48,7 +55,12 @@ fn corpus_agrees_with_llguidance() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "patch") {
             let input = std::fs::read(&path).unwrap();
-            agree(&oracle, StrictOptions::default(), &input, &path.display().to_string());
+            agree(
+                &oracle,
+                StrictOptions::default(),
+                &input,
+                &path.display().to_string(),
+            );
             files += 1;
         }
     }
@@ -59,11 +71,18 @@ fn corpus_agrees_with_llguidance() {
 fn conformance_patches_agree_with_llguidance() {
     let oracle = Oracle::new(GRAMMAR);
     let root = "../shared/conformance/codex-apply-patch";
-    let Ok(dir) = std::fs::read_dir(root) else { return };
+    let Ok(dir) = std::fs::read_dir(root) else {
+        return;
+    };
     for entry in dir {
         let path = entry.unwrap().path().join("patch.txt");
         if let Ok(input) = std::fs::read(&path) {
-            agree(&oracle, StrictOptions::default(), &input, &path.display().to_string());
+            agree(
+                &oracle,
+                StrictOptions::default(),
+                &input,
+                &path.display().to_string(),
+            );
         }
     }
 }
@@ -80,7 +99,12 @@ fn generated(grammar: &str, options: StrictOptions, seed: u64, cases: usize) {
         let mut mutated = valid.clone();
         for round in 0..3 {
             mutated = gen::mutate(&mut rng, &mutated);
-            bytes += agree(&oracle, options, &mutated, &format!("case {case} mutation {round}"));
+            bytes += agree(
+                &oracle,
+                options,
+                &mutated,
+                &format!("case {case} mutation {round}"),
+            );
         }
     }
     assert!(bytes > cases * 50);
@@ -93,10 +117,18 @@ fn generated_patches_agree_with_llguidance() {
 
 #[test]
 fn environment_variant_agrees_with_llguidance() {
-    generated(GRAMMAR_ENV, StrictOptions { environment: true }, 0x2545f4914f6cdd1d, 100);
+    generated(
+        GRAMMAR_ENV,
+        StrictOptions { environment: true },
+        0x2545f4914f6cdd1d,
+        100,
+    );
     let oracle = Oracle::new(GRAMMAR_ENV);
     let input = b"*** Begin Patch\n*** Environment ID: prod\n*** Delete File: a\n*** End Patch\n";
-    assert_eq!(agree(&oracle, StrictOptions { environment: true }, input, "env"), input.len());
+    assert_eq!(
+        agree(&oracle, StrictOptions { environment: true }, input, "env"),
+        input.len()
+    );
 }
 
 /// The comparison can fail: a grammar that differs in one place (`/(.+)/` for add lines, as an

@@ -58,9 +58,16 @@ impl OperationAssembler {
             PatchEvent::FileStart { op } => {
                 let path = String::new();
                 self.current = Some(match op {
-                    Op::Add => FileOperation::Add { path, lines: Vec::new() },
+                    Op::Add => FileOperation::Add {
+                        path,
+                        lines: Vec::new(),
+                    },
                     Op::Delete => FileOperation::Delete { path },
-                    Op::Update => FileOperation::Update { path, move_to: None, chunks: Vec::new() },
+                    Op::Update => FileOperation::Update {
+                        path,
+                        move_to: None,
+                        chunks: Vec::new(),
+                    },
                 });
                 self.start(Target::Path);
             }
@@ -119,7 +126,9 @@ impl OperationAssembler {
             (Target::Path, Some(FileOperation::Add { path, .. }))
             | (Target::Path, Some(FileOperation::Delete { path }))
             | (Target::Path, Some(FileOperation::Update { path, .. })) => *path = text,
-            (Target::MovePath, Some(FileOperation::Update { move_to, .. })) => *move_to = Some(text),
+            (Target::MovePath, Some(FileOperation::Update { move_to, .. })) => {
+                *move_to = Some(text)
+            }
             (Target::Context, _) => {
                 if let Some(chunk) = self.chunk.as_mut() {
                     chunk.context = Some(text);

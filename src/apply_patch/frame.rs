@@ -50,7 +50,9 @@ impl Frame {
     /// A `+`, `-` or ` ` line: inside an Update with no open chunk, it opens one without `@@`.
     pub fn line_start<F: for<'e> FnMut(PatchEvent<'e>)>(&mut self, op: LineOp, on_event: &mut F) {
         if self.op == Some(Op::Update) && !self.chunk {
-            on_event(PatchEvent::ChunkStart { header: ChunkHeader::None });
+            on_event(PatchEvent::ChunkStart {
+                header: ChunkHeader::None,
+            });
             self.chunk = true;
         }
         on_event(PatchEvent::LineStart { op });

@@ -38,7 +38,10 @@ fn data(kind: TextKind, bytes: &[u8]) -> PatchEvent<'_> {
 impl StrictParser {
     /// A parser with the given options.
     pub fn new(options: StrictOptions) -> StrictParser {
-        StrictParser { machine: StrictMachine::new(options), ..StrictParser::default() }
+        StrictParser {
+            machine: StrictMachine::new(options),
+            ..StrictParser::default()
+        }
     }
 
     /// The recogniser inside, for callers that only need `allowed()` (a decoder's mask).
@@ -131,9 +134,14 @@ impl PushParser for StrictParser {
             None if self.machine.accepting() => Verdict::Complete,
             None => Verdict::Incomplete,
         };
-        Outcome { verdict, consumed: self.consumed(), confirmed: self.confirmed() }
+        Outcome {
+            verdict,
+            consumed: self.consumed(),
+            confirmed: self.confirmed(),
+        }
     }
 
+    #[inline]
     fn allowed(&self) -> ByteSet {
         self.machine.allowed()
     }

@@ -21,7 +21,7 @@ use crate::byteset::ByteSet;
 use crate::contract::ParseError;
 
 use super::keywords::{Marker, Markers};
-use super::utf8::{Decoded, Utf8, CHAR_START};
+use super::utf8::{Decoded, Utf8, CHAR_START, CHAR_START_LF};
 use super::{LineOp, Op, PatchErrorKind};
 
 /// What kind of line starts here: the context a line start is in.
@@ -76,11 +76,26 @@ impl Ctx {
         }
     }
 
+    /// The bytes that may start a line here.
+    #[inline]
+    const fn first_bytes(self) -> ByteSet {
+        match self {
+            Ctx::Start | Ctx::Begin | Ctx::AfterEnv | Ctx::AfterDelete | Ctx::AfterEof => {
+                ByteSet::single(b'*')
+            }
+            Ctx::AddHeader => ByteSet::single(b'+'),
+            Ctx::InAdd => ByteSet::of(b"+*"),
+            Ctx::UpdateHeader | Ctx::AfterMove | Ctx::InChange => CHANGE_START.with(b'*'),
+        }
+    }
+
     fn refusal(self) -> PatchErrorKind {
         match self {
             Ctx::Start => PatchErrorKind::ExpectedBeginPatch,
             Ctx::AddHeader | Ctx::InAdd => PatchErrorKind::ExpectedAddLine,
-            Ctx::UpdateHeader | Ctx::AfterMove | Ctx::InChange => PatchErrorKind::ExpectedChangeLine,
+            Ctx::UpdateHeader | Ctx::AfterMove | Ctx::InChange => {
+                PatchErrorKind::ExpectedChangeLine
+            }
             Ctx::Begin | Ctx::AfterEnv | Ctx::AfterDelete | Ctx::AfterEof => {
                 PatchErrorKind::ExpectedHunkHeader
             }
@@ -119,10 +134,18 @@ impl TextKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
     Line(Ctx),
-    Marker { cands: Markers, matched: u8 },
+    Marker {
+        cands: Markers,
+        matched: u8,
+    },
     /// `@` (1) or `@@` (2) at the start of a line.
     At(u8),
-    Text { kind: TextKind, nonempty: bool, utf8: Utf8, add: bool },
+    Text {
+        kind: TextKind,
+        nonempty: bool,
+        utf8: Utf8,
+        add: bool,
+    },
     /// `*** End Patch` seen: an optional LF, then nothing.
     EndPatch,
     /// The LF after `*** End Patch`.
@@ -185,7 +208,12 @@ impl Default for StrictMachine {
 impl StrictMachine {
     /// A machine at the start of a stream.
     pub const fn new(options: StrictOptions) -> StrictMachine {
-        StrictMachine { state: State::Line(Ctx::Start), options, consumed: 0, error: None }
+        StrictMachine {
+            state: State::Line(Ctx::Start),
+            options,
+            consumed: 0,
+            error: None,
+        }
     }
 
     /// The options.
@@ -228,27 +256,26 @@ impl StrictMachine {
     }
 
     /// The bytes that may come next. Empty after an error.
+    #[inline]
     pub fn allowed(&self) -> ByteSet {
         if self.error.is_some() {
             return ByteSet::EMPTY;
         }
         match self.state {
-            State::Line(ctx) => {
-                let star = if ctx.markers(self.options.environment).is_empty() {
-                    ByteSet::EMPTY
-                } else {
-                    ByteSet::single(b'*')
-                };
-                ctx.line_starts().union(star)
-            }
+            State::Line(ctx) => ctx.first_bytes(),
             State::Marker { cands, matched, .. } => cands.next_bytes(matched),
             State::At(1) => ByteSet::single(b'@'),
             State::At(_) => ByteSet::of(b" \n"),
-            State::Text { kind, nonempty, utf8, .. } => {
+            State::Text {
+                kind,
+                nonempty,
+                utf8,
+                ..
+            } => {
                 if !utf8.at_boundary() {
                     utf8.continuation()
                 } else if nonempty || kind.may_be_empty() {
-                    CHAR_START.with(b'\n')
+                    CHAR_START_LF
                 } else {
                     CHAR_START
                 }
@@ -266,14 +293,10 @@ impl StrictMachine {
         let State::Text { nonempty, utf8, .. } = &mut self.state else {
             return 0;
         };
-        if self.error.is_some() || !utf8.at_boundary() {
+        if !utf8.at_boundary() || self.error.is_some() {
             return 0;
         }
-        let end = memchr::memchr(b'\n', bytes).unwrap_or(bytes.len());
-        let taken = match std::str::from_utf8(&bytes[..end]) {
-            Ok(_) => end,
-            Err(e) => e.valid_up_to(),
-        };
+        let taken = super::utf8::content_run(bytes);
         if taken > 0 {
             *nonempty = true;
             self.consumed += taken as u64;
@@ -294,7 +317,11 @@ impl StrictMachine {
                 Ok(step)
             }
             Err(kind) => {
-                let error = ParseError { offset: self.consumed, byte, kind };
+                let error = ParseError {
+                    offset: self.consumed,
+                    byte,
+                    kind,
+                };
                 self.error = Some(error);
                 Err(error)
             }
@@ -306,7 +333,10 @@ impl StrictMachine {
         Ok(match self.state {
             State::Line(ctx) => match byte {
                 b'*' if !ctx.markers(self.options.environment).is_empty() => (
-                    State::Marker { cands: ctx.markers(self.options.environment), matched: 1 },
+                    State::Marker {
+                        cands: ctx.markers(self.options.environment),
+                        matched: 1,
+                    },
                     Step::Pending,
                 ),
                 b'+' if ctx.line_starts().contains(b'+') => {
@@ -316,9 +346,10 @@ impl StrictMachine {
                 b'-' if ctx.line_starts().contains(b'-') => {
                     (text(TextKind::Line, false), Step::LineStart(LineOp::Remove))
                 }
-                b' ' if ctx.line_starts().contains(b' ') => {
-                    (text(TextKind::Line, false), Step::LineStart(LineOp::Context))
-                }
+                b' ' if ctx.line_starts().contains(b' ') => (
+                    text(TextKind::Line, false),
+                    Step::LineStart(LineOp::Context),
+                ),
                 b'@' if ctx.line_starts().contains(b'@') => (State::At(1), Step::Pending),
                 _ => return Err(ctx.refusal()),
             },
@@ -344,7 +375,12 @@ impl StrictMachine {
             State::At(2) if byte == b' ' => (text(TextKind::Context, false), Step::ContextHeader),
             State::At(2) if byte == b'\n' => (State::Line(Ctx::InChange), Step::BareHeader),
             State::At(_) => return Err(E::BadContextMarker),
-            State::Text { kind, nonempty, mut utf8, add } => {
+            State::Text {
+                kind,
+                nonempty,
+                mut utf8,
+                add,
+            } => {
                 if byte == b'\n' && utf8.at_boundary() {
                     if !nonempty && !kind.may_be_empty() {
                         return Err(match kind {
@@ -369,7 +405,15 @@ impl StrictMachine {
                     Decoded::Partial => false,
                     Decoded::Invalid => return Err(E::InvalidUtf8),
                 };
-                (State::Text { kind, nonempty: true, utf8, add }, Step::Content { char_end })
+                (
+                    State::Text {
+                        kind,
+                        nonempty: true,
+                        utf8,
+                        add,
+                    },
+                    Step::Content { char_end },
+                )
             }
             State::EndPatch if byte == b'\n' => (State::Done, Step::FinalNewline),
             State::EndPatch | State::Done => return Err(E::TrailingData),
@@ -378,7 +422,12 @@ impl StrictMachine {
 }
 
 const fn text(kind: TextKind, add: bool) -> State {
-    State::Text { kind, nonempty: false, utf8: Utf8::new(), add }
+    State::Text {
+        kind,
+        nonempty: false,
+        utf8: Utf8::new(),
+        add,
+    }
 }
 
 const fn header(of: PathOf) -> (State, Step) {
