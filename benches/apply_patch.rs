@@ -9,7 +9,7 @@
 //! costs (criterion's time divided by the bytes in its throughput line).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use frontier::apply_patch::{CodexParser, StrictParser};
+use frontier::apply_patch::{CodexParser, StrictMachine, StrictParser};
 use frontier::contract::PushParser;
 use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::ApproximateTokEnv;
@@ -60,6 +60,17 @@ fn decoder_loop<P: PushParser>(mut parser: P, input: &[u8]) -> bool {
     parser.accepting()
 }
 
+/// The recogniser alone: what a decoder that only needs the mask runs.
+fn machine_loop(input: &[u8]) -> bool {
+    let mut m = StrictMachine::default();
+    for &b in input {
+        if !m.allowed().contains(b) || m.step(b).is_err() {
+            return false;
+        }
+    }
+    m.accepting()
+}
+
 fn llguidance_loop(factory: &ParserFactory, grammar: &TopLevelGrammar, input: &[u8]) -> bool {
     let mut m = Matcher::new(factory.create_parser(grammar.clone()));
     for &b in input {
@@ -90,6 +101,9 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(big.len() as u64));
     g.bench_function(BenchmarkId::new("frontier_strict", "1MiB"), |b| {
         b.iter(|| decoder_loop(StrictParser::default(), black_box(&big)))
+    });
+    g.bench_function(BenchmarkId::new("frontier_strict_machine", "1MiB"), |b| {
+        b.iter(|| machine_loop(black_box(&big)))
     });
     g.bench_function(BenchmarkId::new("frontier_codex", "1MiB"), |b| {
         b.iter(|| decoder_loop(CodexParser::new(), black_box(&big)))

@@ -258,6 +258,26 @@ impl StrictMachine {
     /// The bytes that may come next. Empty after an error.
     #[inline]
     pub fn allowed(&self) -> ByteSet {
+        // The common case inline: between characters of content.
+        if let State::Text {
+            kind,
+            nonempty,
+            utf8,
+            ..
+        } = self.state
+        {
+            if utf8.at_boundary() && self.error.is_none() {
+                return if nonempty || kind.may_be_empty() {
+                    CHAR_START_LF
+                } else {
+                    CHAR_START
+                };
+            }
+        }
+        self.allowed_slow()
+    }
+
+    fn allowed_slow(&self) -> ByteSet {
         if self.error.is_some() {
             return ByteSet::EMPTY;
         }
@@ -307,6 +327,18 @@ impl StrictMachine {
     /// Takes one byte. On a refusal the machine enters its sticky error state.
     #[inline]
     pub fn step(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
+        // The common case first: an ASCII character of content.
+        if let State::Text { nonempty, utf8, .. } = &mut self.state {
+            if byte < 0x80 && byte != b'\n' && utf8.at_boundary() && self.error.is_none() {
+                *nonempty = true;
+                self.consumed += 1;
+                return Ok(Step::Content { char_end: true });
+            }
+        }
+        self.step_slow(byte)
+    }
+
+    fn step_slow(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
         if let Some(error) = self.error {
             return Err(error);
         }
