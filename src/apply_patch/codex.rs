@@ -225,6 +225,7 @@ impl PushParser for CodexParser {
     type ErrorKind = PatchErrorKind;
     const UNITS: &'static [&'static str] = &["files", "chunks"];
 
+    #[inline]
     fn push<F>(&mut self, chunk: &[u8], on_event: &mut F) -> Result<(), ParseError<PatchErrorKind>>
     where
         F: for<'e> FnMut(PatchEvent<'e>),
@@ -295,6 +296,7 @@ impl PushParser for CodexParser {
         }
     }
 
+    #[inline]
     fn allowed(&self) -> ByteSet {
         self.machine.allowed()
     }

@@ -22,7 +22,7 @@ use crate::byteset::ByteSet;
 use crate::contract::ParseError;
 
 use super::keywords::{Marker, Markers};
-use super::utf8::{is_whitespace, Decoded, Utf8, ASCII_WS_NO_LF, LEADS, WS_LEADS};
+use super::utf8::{is_whitespace, Decoded, Utf8, ASCII_WS_NO_LF, CHAR_START_LF, LEADS, WS_LEADS};
 use super::{LineOp, Op, PatchErrorKind};
 
 /// The line context of the hunk reading: what kind of line may start here.
@@ -311,6 +311,7 @@ impl CodexMachine {
     }
 
     /// Whether the hunk reading is inside free text (the fast path may skip to the LF).
+    #[inline]
     pub fn in_plain_text(&self) -> bool {
         matches!(self.line, Line::Text(_))
             && self.close == Close::Off
@@ -332,7 +333,16 @@ impl CodexMachine {
     }
 
     /// The bytes that may come next. Empty after an error.
+    #[inline]
     pub fn allowed(&self) -> ByteSet {
+        if self.in_plain_text() {
+            // Only the hunk reading is alive, inside free text: any character or LF.
+            return CHAR_START_LF;
+        }
+        self.allowed_slow()
+    }
+
+    fn allowed_slow(&self) -> ByteSet {
         if self.error.is_some() {
             return ByteSet::EMPTY;
         }
@@ -358,11 +368,7 @@ impl CodexMachine {
         if !self.in_plain_text() {
             return 0;
         }
-        let end = memchr::memchr(b'\n', bytes).unwrap_or(bytes.len());
-        let taken = match std::str::from_utf8(&bytes[..end]) {
-            Ok(_) => end,
-            Err(e) => e.valid_up_to(),
-        };
+        let taken = super::utf8::content_run(bytes);
         self.consumed += taken as u64;
         taken
     }
@@ -486,7 +492,16 @@ impl CodexMachine {
     }
 
     /// Takes one byte. On a refusal the machine enters its sticky error state.
+    #[inline]
     pub fn step(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
+        if byte < 0x80 && byte != b'\n' && self.in_plain_text() {
+            self.consumed += 1;
+            return Ok(Step::Byte);
+        }
+        self.step_slow(byte)
+    }
+
+    fn step_slow(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
         if let Some(error) = self.error {
             return Err(error);
         }

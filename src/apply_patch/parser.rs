@@ -100,6 +100,7 @@ impl PushParser for StrictParser {
     type ErrorKind = PatchErrorKind;
     const UNITS: &'static [&'static str] = &["files", "chunks"];
 
+    #[inline]
     fn push<F>(&mut self, chunk: &[u8], on_event: &mut F) -> Result<(), ParseError<PatchErrorKind>>
     where
         F: for<'e> FnMut(PatchEvent<'e>),
@@ -141,6 +142,7 @@ impl PushParser for StrictParser {
         }
     }
 
+    #[inline]
     fn allowed(&self) -> ByteSet {
         self.machine.allowed()
     }

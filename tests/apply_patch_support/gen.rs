@@ -1,5 +1,6 @@
 //! A generator of random apply_patch inputs: valid patches (strict grammar), their
 //! truncations and random mutations. Deterministic (xorshift), no dependencies.
+#![allow(dead_code)] // each test binary uses part of it
 
 pub struct Rng(pub u64);
 
