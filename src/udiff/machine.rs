@@ -250,6 +250,67 @@ impl UdiffMachine {
         }
     }
 
+    /// The fast path of a hunk body: if the machine is at the start of a line in a hunk and
+    /// `byte` starts a body line there (what [`step`](Self::step) would do with it, without
+    /// the general dispatch), takes it and returns the line's side. Returns `None`, having
+    /// done nothing, for anything else.
+    #[inline]
+    pub fn body_line_start(&mut self, byte: u8) -> Option<super::LineKind> {
+        if self.pos != Pos::Start || self.error.is_some() {
+            return None;
+        }
+        let Ctx::Hunk { old, new, .. } = self.ctx else {
+            return None;
+        };
+        let (kind, old2, new2) = if self.mode == Mode::Recount {
+            match byte {
+                b' ' | b'\n' => (Context, 0, 0),
+                b'+' => (Add, 0, 0),
+                _ => return None,
+            }
+        } else {
+            match byte {
+                b' ' | b'\n' if old > 0 && new > 0 => (Context, old - 1, new - 1),
+                b'-' if old > 0 => (Remove, old - 1, new),
+                b'+' if new > 0 => (Add, old, new - 1),
+                _ => return None,
+            }
+        };
+        self.ctx = if self.mode != Mode::Recount && old2 == 0 && new2 == 0 {
+            Ctx::HunkDone { bs: true }
+        } else {
+            let last = self.mode == Mode::Recount || (old2 == 0 && old > 0) || (new2 == 0 && new > 0);
+            Ctx::Hunk { old: old2, new: new2, bs: last }
+        };
+        self.pos = if byte == b'\n' { Pos::Start } else { Pos::Stream(Class::Body(kind)) };
+        self.consumed += 1;
+        Some(kind)
+    }
+
+    /// The fast path of a name or text value: takes the longest prefix of `bytes` that holds
+    /// no LF and keeps the line within `max_line` (exactly what byte-by-byte stepping would
+    /// take without a demotion) and returns its length; 0 outside such a value.
+    #[inline]
+    pub fn value_run(&mut self, bytes: &[u8]) -> usize {
+        let Pos::Value { kw, value: Value::Path { .. } | Value::Text } = self.pos else {
+            return 0;
+        };
+        if self.error.is_some() {
+            return 0;
+        }
+        let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + 1) as usize;
+        let limit = bytes.len().min(room);
+        let n = memchr::memchr(b'\n', &bytes[..limit]).unwrap_or(limit);
+        if n > 0 {
+            if let Pos::Value { value: Value::Path { .. }, .. } = self.pos {
+                self.pos = Pos::Value { kw, value: Value::Path { empty: false } };
+            }
+            self.line_len += n as u32;
+            self.consumed += n as u64;
+        }
+        n
+    }
+
     /// Whether a tentative header is pending, and how many of its lines are complete.
     pub fn tentative_lines(&self) -> Option<u8> {
         match (self.tent, self.ctx) {

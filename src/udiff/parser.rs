@@ -133,6 +133,18 @@ impl UdiffParser {
                 continue;
             }
             let byte = chunk[at];
+            if let Some(kind) = self.machine.body_line_start(byte) {
+                self.count(kind);
+                send(&mut self.garbage_start, on_event, UdiffEvent::Line { kind });
+                at += 1;
+                continue;
+            }
+            let taken = self.machine.value_run(&chunk[at..]);
+            if taken > 0 {
+                self.line.extend_from_slice(&chunk[at..at + taken]);
+                at += taken;
+                continue;
+            }
             let stepped = self.machine.step(byte)?;
             if !matches!(stepped.step, Step::Abandon { .. }) {
                 at += 1;
