@@ -311,6 +311,46 @@ impl UdiffMachine {
         n
     }
 
+    /// The lines still owed by the hunk the machine is in, when it is at a line start in a
+    /// `strict` or `git` hunk body: the entry to the parser's tight loop over body lines.
+    #[inline]
+    pub fn hunk_owed(&self) -> Option<(u64, u64)> {
+        match (self.pos, self.ctx) {
+            (Pos::Start, Ctx::Hunk { old, new, .. }) if self.mode != Mode::Recount && self.error.is_none() => {
+                Some((old, new))
+            }
+            _ => None,
+        }
+    }
+
+    /// Leaves the parser's tight loop: `old`/`new` lines still owed, `bs` whether a `\` line
+    /// may come, `open` the side of a body line whose LF has not arrived yet, `taken` the bytes
+    /// the loop consumed. The loop only takes what [`step`](Self::step) would have taken.
+    #[inline]
+    pub fn resume_hunk(&mut self, old: u64, new: u64, bs: bool, open: Option<super::LineKind>, taken: usize) {
+        self.ctx = if old == 0 && new == 0 {
+            Ctx::HunkDone { bs }
+        } else {
+            Ctx::Hunk { old, new, bs }
+        };
+        self.pos = match open {
+            Some(kind) => Pos::Stream(Class::Body(kind)),
+            None => Pos::Start,
+        };
+        self.line_len = 0;
+        self.consumed += taken as u64;
+    }
+
+    /// Takes the LF that ends a streaming line (what [`step`](Self::step) does with it).
+    #[inline]
+    pub fn end_streaming_line(&mut self) {
+        if self.streaming().is_some() {
+            self.pos = Pos::Start;
+            self.line_len = 0;
+            self.consumed += 1;
+        }
+    }
+
     /// Whether a tentative header is pending, and how many of its lines are complete.
     pub fn tentative_lines(&self) -> Option<u8> {
         match (self.tent, self.ctx) {
@@ -542,7 +582,8 @@ impl UdiffMachine {
         if let Some(error) = self.error {
             return Err(error);
         }
-        let before = *self;
+        // Only these change before a transition can fail.
+        let before = (self.ctx, self.pos, self.tent, self.line_len);
         match self.transition(byte) {
             Ok(stepped) => {
                 if !matches!(stepped.step, Step::Abandon { .. }) {
@@ -554,7 +595,7 @@ impl UdiffMachine {
                 Ok(stepped)
             }
             Err(kind) => {
-                *self = before;
+                (self.ctx, self.pos, self.tent, self.line_len) = before;
                 let error = ParseError { offset: self.consumed, byte, kind };
                 self.error = Some(error);
                 Err(error)

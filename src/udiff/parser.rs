@@ -127,10 +127,17 @@ impl UdiffParser {
                 self.machine.skip_content(n);
                 at += n;
                 if lf {
-                    self.machine.step(b'\n')?;
+                    self.machine.end_streaming_line();
                     at += 1;
                 }
                 continue;
+            }
+            if let Some((old, new)) = self.machine.hunk_owed() {
+                let taken = self.body_lines(&chunk[at..], old, new, on_event);
+                if taken > 0 {
+                    at += taken;
+                    continue;
+                }
             }
             let byte = chunk[at];
             if let Some(kind) = self.machine.body_line_start(byte) {
@@ -152,6 +159,59 @@ impl UdiffParser {
             self.handle(stepped, byte, on_event)?;
         }
         Ok(())
+    }
+
+    /// The tight loop over the body lines of a `strict`/`git` hunk, with `old` and `new`
+    /// lines owed: each line's side from its first byte and the counts, its content up to the
+    /// LF in one slice. Stops before any byte that is not the start of an owed body line (the
+    /// machine decides those), when the counts are met, or at the end of `bytes`; returns the
+    /// bytes taken.
+    fn body_lines<F>(&mut self, bytes: &[u8], mut old: u64, mut new: u64, on_event: &mut F) -> usize
+    where
+        F: for<'e> FnMut(UdiffEvent<'e>),
+    {
+        self.garbage_start = None;
+        let mut at = 0;
+        let mut bs = false;
+        let mut open = None;
+        while at < bytes.len() && (old > 0 || new > 0) {
+            let byte = bytes[at];
+            let (kind, old2, new2) = match byte {
+                b' ' | b'\n' if old > 0 && new > 0 => (LineKind::Context, old - 1, new - 1),
+                b'-' if old > 0 => (LineKind::Remove, old - 1, new),
+                b'+' if new > 0 => (LineKind::Add, old, new - 1),
+                _ => break,
+            };
+            bs = (old2 == 0 && old > 0) || (new2 == 0 && new > 0);
+            (old, new) = (old2, new2);
+            self.old_seen += (kind != LineKind::Add) as u64;
+            self.new_seen += (kind != LineKind::Remove) as u64;
+            on_event(UdiffEvent::Line { kind });
+            at += 1;
+            if byte == b'\n' {
+                continue;
+            }
+            let rest = &bytes[at..];
+            match memchr(b'\n', rest) {
+                Some(n) => {
+                    if n > 0 {
+                        on_event(UdiffEvent::LineData(&rest[..n]));
+                    }
+                    at += n + 1;
+                }
+                None => {
+                    if !rest.is_empty() {
+                        on_event(UdiffEvent::LineData(rest));
+                    }
+                    at = bytes.len();
+                    open = Some(kind);
+                }
+            }
+        }
+        if at > 0 {
+            self.machine.resume_hunk(old, new, bs, open, at);
+        }
+        at
     }
 
     fn handle<F>(&mut self, s: Stepped, byte: u8, on_event: &mut F) -> Result<(), ParseError<UdiffErrorKind>>
