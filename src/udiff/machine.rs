@@ -292,10 +292,28 @@ impl UdiffMachine {
     /// take without a demotion) and returns its length; 0 outside such a value.
     #[inline]
     pub fn value_run(&mut self, bytes: &[u8]) -> usize {
-        let Pos::Value { kw, value: Value::Path { .. } | Value::Text } = self.pos else {
+        let Pos::Value { kw, value } = self.pos else {
             return 0;
         };
         if self.error.is_some() {
+            return 0;
+        }
+        if let Value::Index { phase: phase @ (0 | 2), .. } = value {
+            // Hex digits: each needs room for the rest of the line after it.
+            let rest = if phase == 0 { 4 } else { 1 };
+            let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + rest) as usize;
+            let n = bytes[..bytes.len().min(room)]
+                .iter()
+                .take_while(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                .count();
+            if n > 0 {
+                self.pos = Pos::Value { kw, value: Value::Index { phase, empty: false } };
+                self.line_len += n as u32;
+                self.consumed += n as u64;
+            }
+            return n;
+        }
+        if !matches!(value, Value::Path { .. } | Value::Text) {
             return 0;
         }
         let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + 1) as usize;
@@ -339,6 +357,29 @@ impl UdiffMachine {
         };
         self.line_len = 0;
         self.consumed += taken as u64;
+    }
+
+    /// The fast path of a keyword: with one candidate left, takes the bytes of `bytes` that
+    /// continue it, short of its last byte (whose action [`step`](Self::step) takes), and
+    /// returns how many. With the candidate set unchanged, stepping them would do nothing else.
+    #[inline]
+    pub fn keyword_run(&mut self, bytes: &[u8]) -> usize {
+        let Pos::Kw { cands, matched, div } = self.pos else {
+            return 0;
+        };
+        if cands.count_ones() != 1 || self.error.is_some() {
+            return 0;
+        }
+        let text = kw::TEXT[cands.trailing_zeros() as usize];
+        let want = &text[matched as usize..text.len() - 1];
+        let n = want.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+        if n > 0 {
+            let matched = matched + n as u8;
+            self.pos = Pos::Kw { cands, matched, div };
+            self.line_len = matched as u32;
+            self.consumed += n as u64;
+        }
+        n
     }
 
     /// Takes the LF that ends a streaming line (what [`step`](Self::step) does with it).

@@ -146,7 +146,10 @@ impl UdiffParser {
                 at += 1;
                 continue;
             }
-            let taken = self.machine.value_run(&chunk[at..]);
+            let mut taken = self.machine.value_run(&chunk[at..]);
+            if taken == 0 {
+                taken = self.machine.keyword_run(&chunk[at..]);
+            }
             if taken > 0 {
                 self.line.extend_from_slice(&chunk[at..at + taken]);
                 at += taken;
