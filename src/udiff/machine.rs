@@ -313,6 +313,9 @@ impl UdiffMachine {
             }
             return n;
         }
+        if let Value::Mode { digits } | Value::Range(Range { digits, .. }) = value {
+            return self.digit_run(kw, value, digits, bytes);
+        }
         if !matches!(value, Value::Path { .. } | Value::Text) {
             return 0;
         }
@@ -379,6 +382,40 @@ impl UdiffMachine {
             self.line_len = matched as u32;
             self.consumed += n as u64;
         }
+        n
+    }
+
+    /// The digits of a mode or of a hunk range, as [`value_run`](Self::value_run) takes them.
+    #[inline]
+    fn digit_run(&mut self, kw: u8, value: Value, digits: u8, bytes: &[u8]) -> usize {
+        let (max, field) = match value {
+            Value::Mode { .. } => (value::MAX_MODE_DIGITS, None),
+            Value::Range(r) if r.field <= 3 => (value::MAX_RANGE_DIGITS, Some(r.field)),
+            _ => return 0,
+        };
+        let next = |d: u8| match field {
+            None => Value::Mode { digits: d },
+            Some(field) => Value::Range(Range { field, digits: d }),
+        };
+        let rest = next(1).min_rest() as u64;
+        let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + rest) as usize;
+        let limit = bytes.len().min(room).min((max - digits.min(max)) as usize);
+        let top = if field.is_none() { b'7' } else { b'9' };
+        let n = bytes[..limit].iter().take_while(|b| (b'0'..=top).contains(b)).count();
+        if n == 0 {
+            return 0;
+        }
+        if let Some(field) = field {
+            let i = field as usize;
+            let mut acc = if digits == 0 { 0 } else { self.nums[i] };
+            for &b in &bytes[..n] {
+                acc = acc * 10 + (b - b'0') as u64;
+            }
+            self.nums[i] = acc;
+        }
+        self.pos = Pos::Value { kw, value: next(digits + n as u8) };
+        self.line_len += n as u32;
+        self.consumed += n as u64;
         n
     }
 
