@@ -184,11 +184,15 @@ impl UdiffParser {
         let mut open = None;
         while at < bytes.len() && (old > 0 || new > 0) {
             let byte = bytes[at];
-            let (kind, old2, new2) = match byte {
-                b' ' | b'\n' if old > 0 && new > 0 => (LineKind::Context, old - 1, new - 1),
-                b'-' if old > 0 => (LineKind::Remove, old - 1, new),
-                b'+' if new > 0 => (LineKind::Add, old, new - 1),
-                _ => break,
+            // An if-chain rather than a jump table: the common sides first, well predicted.
+            let (kind, old2, new2) = if byte == b'+' && new > 0 {
+                (LineKind::Add, old, new - 1)
+            } else if (byte == b' ' || byte == b'\n') && old > 0 && new > 0 {
+                (LineKind::Context, old - 1, new - 1)
+            } else if byte == b'-' && old > 0 {
+                (LineKind::Remove, old - 1, new)
+            } else {
+                break;
             };
             bs = (old2 == 0 && old > 0) || (new2 == 0 && new > 0);
             (old, new) = (old2, new2);
