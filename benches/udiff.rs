@@ -16,7 +16,9 @@ const TARGET: usize = 4 << 20;
 fn synthetic() -> Vec<u8> {
     let mut out = Vec::new();
     for c in 0..200 {
-        out.extend_from_slice(format!("commit {c:040x}\nAuthor: A <a@b>\n\n    change {c}\n\n").as_bytes());
+        out.extend_from_slice(
+            format!("commit {c:040x}\nAuthor: A <a@b>\n\n    change {c}\n\n").as_bytes(),
+        );
         for f in 0..5 {
             out.extend_from_slice(
                 format!("diff --git a/src/f{f}.rs b/src/f{f}.rs\nindex 1234567..89abcde 100644\n--- a/src/f{f}.rs\n+++ b/src/f{f}.rs\n@@ -10,7 +10,8 @@ fn f{f}() {{\n").as_bytes(),
@@ -73,7 +75,10 @@ fn diffy_units(input: &[u8]) -> (u64, u64) {
     for patch in PatchSet::parse_bytes(input, ParseOptions::gitdiff()) {
         let patch = patch.unwrap();
         files += 1;
-        hunks += patch.patch().as_text().map_or(0, |p| p.hunks().len() as u64);
+        hunks += patch
+            .patch()
+            .as_text()
+            .map_or(0, |p| p.hunks().len() as u64);
     }
     (files, hunks)
 }
@@ -86,9 +91,15 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("udiff_git_log");
     group.throughput(Throughput::Bytes(input.len() as u64));
     group.sample_size(10);
-    group.bench_function("frontier_64k_chunks", |b| b.iter(|| black_box(frontier_units(&input, 64 * 1024))));
-    group.bench_function("frontier_1_byte", |b| b.iter(|| black_box(frontier_units(&input, 1))));
-    group.bench_function("diffy_0.5.2_whole", |b| b.iter(|| black_box(diffy_units(&input))));
+    group.bench_function("frontier_64k_chunks", |b| {
+        b.iter(|| black_box(frontier_units(&input, 64 * 1024)))
+    });
+    group.bench_function("frontier_1_byte", |b| {
+        b.iter(|| black_box(frontier_units(&input, 1)))
+    });
+    group.bench_function("diffy_0.5.2_whole", |b| {
+        b.iter(|| black_box(diffy_units(&input)))
+    });
     group.finish();
 }
 

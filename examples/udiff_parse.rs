@@ -7,7 +7,9 @@ use frontier::udiff::{UdiffEvent, UdiffParser};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: udiff_parse FILE [REPEAT] [diffy]");
+    let path = args
+        .next()
+        .expect("usage: udiff_parse FILE [REPEAT] [diffy]");
     let repeat: usize = args.next().map_or(100, |n| n.parse().expect("REPEAT"));
     let input = std::fs::read(path).expect("read");
     let start = std::time::Instant::now();

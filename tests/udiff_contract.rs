@@ -18,7 +18,12 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
     assert!(files.len() >= 10, "corpus missing: {files:?}");
     files
         .into_iter()
-        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
         .collect()
 }
 

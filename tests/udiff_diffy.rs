@@ -14,7 +14,10 @@ type Shape = ((u64, u64, u64, u64), Vec<(char, Vec<u8>)>);
 
 fn ours(input: &[u8]) -> Vec<Option<Vec<Shape>>> {
     let (files, outcome) = parse_all(UdiffParser::git(), input);
-    assert_eq!(outcome.verdict, Verdict::<frontier::udiff::UdiffErrorKind>::Complete);
+    assert_eq!(
+        outcome.verdict,
+        Verdict::<frontier::udiff::UdiffErrorKind>::Complete
+    );
     files.iter().map(shape).collect()
 }
 
@@ -73,7 +76,15 @@ fn theirs(input: &[u8]) -> Vec<Option<Vec<Shape>>> {
                                 Line::Insert(t) => ('+', t.to_vec()),
                             })
                             .collect();
-                        ((o.start() as u64, o.len() as u64, n.start() as u64, n.len() as u64), lines)
+                        (
+                            (
+                                o.start() as u64,
+                                o.len() as u64,
+                                n.start() as u64,
+                                n.len() as u64,
+                            ),
+                            lines,
+                        )
                     })
                     .collect(),
             )
@@ -82,7 +93,12 @@ fn theirs(input: &[u8]) -> Vec<Option<Vec<Shape>>> {
 }
 
 fn corpus(name: &str) -> Vec<u8> {
-    std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpora/udiff").join(name)).unwrap()
+    std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("corpora/udiff")
+            .join(name),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -103,7 +119,10 @@ fn same_file_patches_hunks_and_lines_as_diffy_on_the_corpus() {
         let input = corpus(name);
         let ours = ours(&input);
         let hunks: usize = ours.iter().flatten().map(Vec::len).sum();
-        assert!(!ours.is_empty() && (hunks > 0 || name.contains("binary")), "{name}: nothing parsed");
+        assert!(
+            !ours.is_empty() && (hunks > 0 || name.contains("binary")),
+            "{name}: nothing parsed"
+        );
         assert_eq!(ours, theirs(&input), "{name}");
     }
 }

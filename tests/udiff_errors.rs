@@ -16,12 +16,19 @@ fn outcome(mode: Mode, input: &[u8]) -> (&'static str, Option<(u64, &'static str
     check_byte_at_a_time(parser(mode), input, true).unwrap();
     check_chunking(&parser(mode), input, 1).unwrap();
     let t = run(parser(mode), input, None);
-    let error = t.outcome.verdict.error().map(|e| (e.offset, e.kind.as_str()));
+    let error = t
+        .outcome
+        .verdict
+        .error()
+        .map(|e| (e.offset, e.kind.as_str()));
     (t.outcome.verdict.as_str(), error)
 }
 
 fn at(input: &[u8], needle: &[u8]) -> u64 {
-    input.windows(needle.len()).position(|w| w == needle).unwrap() as u64
+    input
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .unwrap() as u64
 }
 
 const HEAD: &[u8] = b"--- a/f\n+++ b/f\n";
@@ -34,19 +41,28 @@ fn diff(body: &[u8]) -> Vec<u8> {
 fn one_line_too_many_is_an_overrun_at_its_first_byte() {
     let input = diff(b"@@ -1,2 +1,2 @@\n-a\n+A\n b\n+extra\n");
     for mode in [Mode::Strict, Mode::Git] {
-        assert_eq!(outcome(mode, &input), ("error", Some((at(&input, b"+extra"), "hunk_overrun"))));
+        assert_eq!(
+            outcome(mode, &input),
+            ("error", Some((at(&input, b"+extra"), "hunk_overrun")))
+        );
     }
     // Recount mode takes the line into the hunk and reports the real counts.
     let (files, o) = parse_all(parser(Mode::Recount), &input);
     assert_eq!(o.verdict, Verdict::Complete);
-    assert_eq!((files[0].hunks[0].old_count, files[0].hunks[0].new_count), (2, 3));
+    assert_eq!(
+        (files[0].hunks[0].old_count, files[0].hunks[0].new_count),
+        (2, 3)
+    );
 }
 
 #[test]
 fn a_side_beyond_its_count_is_an_overrun() {
     // Old side met (1 line), a second `-` line arrives while a `+` line is owed.
     let input = diff(b"@@ -1 +1 @@\n-a\n-b\n+c\n");
-    assert_eq!(outcome(Mode::Git, &input), ("error", Some((at(&input, b"-b"), "hunk_overrun"))));
+    assert_eq!(
+        outcome(Mode::Git, &input),
+        ("error", Some((at(&input, b"-b"), "hunk_overrun")))
+    );
 }
 
 #[test]
@@ -54,11 +70,17 @@ fn one_line_too_few_is_an_underrun_or_a_truncation() {
     let input = diff(b"@@ -1,3 +1,3 @@\n-a\n+A\n b\n@@ -9 +9 @@\n-x\n+y\n");
     let second = at(&input, b"@@ -9");
     for mode in [Mode::Strict, Mode::Git] {
-        assert_eq!(outcome(mode, &input), ("error", Some((second, "hunk_underrun"))));
+        assert_eq!(
+            outcome(mode, &input),
+            ("error", Some((second, "hunk_underrun")))
+        );
     }
     assert_eq!(outcome(Mode::Recount, &input), ("complete", None));
     // Cut where the missing line would be: a truncation, not an error.
-    assert_eq!(outcome(Mode::Git, &input[..second as usize]), ("incomplete", None));
+    assert_eq!(
+        outcome(Mode::Git, &input[..second as usize]),
+        ("incomplete", None)
+    );
 }
 
 #[test]
@@ -66,7 +88,10 @@ fn an_empty_line_after_a_hunk_is_garbage_in_git_mode_and_an_overrun_in_strict() 
     let input = diff(b"@@ -1 +1 @@\n-a\n+b\n\ncommit 123\n");
     assert_eq!(outcome(Mode::Git, &input), ("complete", None));
     let blank = at(&input, b"\n\n") + 1;
-    assert_eq!(outcome(Mode::Strict, &input), ("error", Some((blank, "hunk_overrun"))));
+    assert_eq!(
+        outcome(Mode::Strict, &input),
+        ("error", Some((blank, "hunk_overrun")))
+    );
 }
 
 #[test]
@@ -74,17 +99,28 @@ fn a_backslash_line_in_the_middle_is_refused() {
     let input = diff(b"@@ -1,2 +1,2 @@\n-a\n\\ No newline at end of file\n-b\n+a\n+b\n");
     let bs = at(&input, b"\\");
     for mode in [Mode::Strict, Mode::Git] {
-        assert_eq!(outcome(mode, &input), ("error", Some((bs, "misplaced_no_newline"))));
+        assert_eq!(
+            outcome(mode, &input),
+            ("error", Some((bs, "misplaced_no_newline")))
+        );
     }
     // After the last line of each side it is fine, and flags that line.
-    let input = diff(b"@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n");
+    let input =
+        diff(b"@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n");
     let (files, o) = parse_all(parser(Mode::Strict), &input);
     assert_eq!(o.verdict, Verdict::Complete);
-    let flags: Vec<_> = files[0].hunks[0].lines.iter().map(|l| l.no_newline).collect();
+    let flags: Vec<_> = files[0].hunks[0]
+        .lines
+        .iter()
+        .map(|l| l.no_newline)
+        .collect();
     assert_eq!(flags, [true, true]);
     // A second `\` line is not.
     let input = diff(b"@@ -1 +1 @@\n-a\n+b\n\\ x\n\\ y\n");
-    assert_eq!(outcome(Mode::Git, &input), ("error", Some((at(&input, b"\\ y"), "misplaced_no_newline"))));
+    assert_eq!(
+        outcome(Mode::Git, &input),
+        ("error", Some((at(&input, b"\\ y"), "misplaced_no_newline")))
+    );
 }
 
 #[test]
@@ -111,9 +147,18 @@ fn crlf_stays_in_content_and_leaves_names() {
 fn a_hunk_header_outside_a_file_patch_is_refused() {
     let input = b"some text\n@@ -1 +1 @@\n-a\n+b\n";
     let dash = at(input, b"@@ -") + 3;
-    assert_eq!(outcome(Mode::Git, input), ("error", Some((dash, "hunk_without_header"))));
-    assert_eq!(outcome(Mode::Recount, input), ("error", Some((dash, "hunk_without_header"))));
-    assert_eq!(outcome(Mode::Strict, input), ("error", Some((0, "unexpected_byte"))));
+    assert_eq!(
+        outcome(Mode::Git, input),
+        ("error", Some((dash, "hunk_without_header")))
+    );
+    assert_eq!(
+        outcome(Mode::Recount, input),
+        ("error", Some((dash, "hunk_without_header")))
+    );
+    assert_eq!(
+        outcome(Mode::Strict, input),
+        ("error", Some((0, "unexpected_byte")))
+    );
 }
 
 #[test]
@@ -125,7 +170,12 @@ fn non_utf8_content_is_ordinary() {
 #[test]
 fn limits_are_exact() {
     let long = vec![b'x'; 300];
-    let input = [b"--- a/".as_slice(), &long, b"\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n"].concat();
+    let input = [
+        b"--- a/".as_slice(),
+        &long,
+        b"\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n",
+    ]
+    .concat();
     let small = UdiffParser::new(Mode::Strict, Limits { max_line: 256 });
     let t = run(small, &input, None);
     let e = t.outcome.verdict.error().unwrap();
@@ -137,8 +187,16 @@ fn limits_are_exact() {
     assert_eq!(e.kind.as_str(), "hunk_without_header");
     // Hunk ranges: at most 12 digits.
     let input = diff(b"@@ -1234567890123 +1 @@\n");
-    let e = run(parser(Mode::Git), &input, None).outcome.verdict.error().copied().unwrap();
-    assert_eq!((e.offset, e.kind.as_str()), (at(&input, b"3 +"), "number_too_large"));
+    let e = run(parser(Mode::Git), &input, None)
+        .outcome
+        .verdict
+        .error()
+        .copied()
+        .unwrap();
+    assert_eq!(
+        (e.offset, e.kind.as_str()),
+        (at(&input, b"3 +"), "number_too_large")
+    );
 }
 
 #[test]
@@ -175,7 +233,10 @@ fn recount_confirms_a_hunk_one_line_late() {
     p.push(b"x\n@", &mut |e| rec.record(&e)).unwrap();
     assert_eq!(rec.units("hunks"), 1);
     let end = rec.records.iter().find(|r| r.event == "hunk_end").unwrap();
-    assert_eq!(format!("{:?}", end.fields), "[(\"old_count\", U64(3)), (\"new_count\", U64(2))]");
+    assert_eq!(
+        format!("{:?}", end.fields),
+        "[(\"old_count\", U64(3)), (\"new_count\", U64(2))]"
+    );
 }
 
 #[test]
@@ -183,7 +244,9 @@ fn the_allowed_set_follows_the_counts() {
     let mut p = parser(Mode::Strict);
     p.push(&diff(b"@@ -1,2 +1 @@\n"), &mut |_| {}).unwrap();
     let both = p.allowed();
-    assert!(both.contains(b' ') && both.contains(b'-') && both.contains(b'+') && both.contains(b'\n'));
+    assert!(
+        both.contains(b' ') && both.contains(b'-') && both.contains(b'+') && both.contains(b'\n')
+    );
     assert!(!both.contains(b'\\'), "no body line yet");
     p.push(b" a\n", &mut |_| {}).unwrap();
     // Only the old side is owed now; `\` may follow the last new-side line.

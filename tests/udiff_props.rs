@@ -10,7 +10,11 @@ use frontier::udiff::{parse_all, Limits, Mode, UdiffParser};
 use proptest::prelude::*;
 
 fn line_kind() -> impl Strategy<Value = LineKind> {
-    prop_oneof![Just(LineKind::Context), Just(LineKind::Remove), Just(LineKind::Add)]
+    prop_oneof![
+        Just(LineKind::Context),
+        Just(LineKind::Remove),
+        Just(LineKind::Add)
+    ]
 }
 
 /// Content: any bytes but LF, biased toward the ones that look like diff syntax.
@@ -31,38 +35,58 @@ fn content() -> impl Strategy<Value = Vec<u8>> {
 }
 
 fn hunk() -> impl Strategy<Value = Hunk> {
-    (1u64..50, 1u64..50, prop::collection::vec((line_kind(), content()), 1..8), content()).prop_map(
-        |(old_start, new_start, lines, section)| {
+    (
+        1u64..50,
+        1u64..50,
+        prop::collection::vec((line_kind(), content()), 1..8),
+        content(),
+    )
+        .prop_map(|(old_start, new_start, lines, section)| {
             let lines: Vec<HunkLine> = lines
                 .into_iter()
-                .map(|(kind, content)| HunkLine { kind, content, no_newline: false })
+                .map(|(kind, content)| HunkLine {
+                    kind,
+                    content,
+                    no_newline: false,
+                })
                 .collect();
             let old_count = lines.iter().filter(|l| l.kind != LineKind::Add).count() as u64;
             let new_count = lines.iter().filter(|l| l.kind != LineKind::Remove).count() as u64;
             let section = section.into_iter().filter(|b| *b != b'\r').collect();
-            Hunk { old_start, old_count, new_start, new_count, section, lines }
-        },
-    )
+            Hunk {
+                old_start,
+                old_count,
+                new_start,
+                new_count,
+                section,
+                lines,
+            }
+        })
 }
 
 fn file_patch() -> impl Strategy<Value = FilePatch> {
-    ("[a-z]{1,8}", prop::collection::vec(hunk(), 1..4), any::<bool>()).prop_map(|(name, mut hunks, tail)| {
-        // The last line of each side of the last hunk may lack its newline.
-        if tail {
-            let last = hunks.last_mut().unwrap();
-            if let Some(l) = last.lines.last_mut() {
-                l.no_newline = true;
+    (
+        "[a-z]{1,8}",
+        prop::collection::vec(hunk(), 1..4),
+        any::<bool>(),
+    )
+        .prop_map(|(name, mut hunks, tail)| {
+            // The last line of each side of the last hunk may lack its newline.
+            if tail {
+                let last = hunks.last_mut().unwrap();
+                if let Some(l) = last.lines.last_mut() {
+                    l.no_newline = true;
+                }
             }
-        }
-        FilePatch {
-            header: FileHeader {
-                old_path: Some(format!("a/{name}").into_bytes()),
-                new_path: Some(format!("b/{name}").into_bytes()),
-                ..Default::default()
-            },
-            hunks,
-        }
-    })
+            FilePatch {
+                header: FileHeader {
+                    old_path: Some(format!("a/{name}").into_bytes()),
+                    new_path: Some(format!("b/{name}").into_bytes()),
+                    ..Default::default()
+                },
+                hunks,
+            }
+        })
 }
 
 fn render(files: &[FilePatch], miscount: bool) -> Vec<u8> {
@@ -74,8 +98,14 @@ fn render(files: &[FilePatch], miscount: bool) -> Vec<u8> {
         out.extend_from_slice(f.header.new_path.as_ref().unwrap());
         out.push(b'\n');
         for h in &f.hunks {
-            let (b, d) = if miscount { (h.old_count + 3, h.new_count * 2) } else { (h.old_count, h.new_count) };
-            out.extend_from_slice(format!("@@ -{},{} +{},{} @@", h.old_start, b, h.new_start, d).as_bytes());
+            let (b, d) = if miscount {
+                (h.old_count + 3, h.new_count * 2)
+            } else {
+                (h.old_count, h.new_count)
+            };
+            out.extend_from_slice(
+                format!("@@ -{},{} +{},{} @@", h.old_start, b, h.new_start, d).as_bytes(),
+            );
             if !h.section.is_empty() {
                 out.push(b' ');
                 out.extend_from_slice(&h.section);
@@ -103,7 +133,9 @@ fn render(files: &[FilePatch], miscount: bool) -> Vec<u8> {
 fn recount_unambiguous(files: &[FilePatch]) -> bool {
     files.iter().all(|f| {
         f.hunks.iter().all(|h| {
-            h.lines.iter().all(|l| !(l.kind == LineKind::Remove && l.content.starts_with(b"-- ")))
+            h.lines
+                .iter()
+                .all(|l| !(l.kind == LineKind::Remove && l.content.starts_with(b"-- ")))
         })
     })
 }

@@ -7,10 +7,20 @@ use frontier::harness::run;
 use frontier::udiff::{Limits, Mode, UdiffParser};
 
 fn snapshot(name: &str, mode: Mode) -> Vec<String> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpora/udiff").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("corpora/udiff")
+        .join(name);
     let input = std::fs::read(path).unwrap();
-    let t = run(UdiffParser::new(mode, Limits::default()), &input, Some(64 * 1024));
-    let mut lines: Vec<String> = t.records.iter().map(|r| serde_json::to_string(r).unwrap()).collect();
+    let t = run(
+        UdiffParser::new(mode, Limits::default()),
+        &input,
+        Some(64 * 1024),
+    );
+    let mut lines: Vec<String> = t
+        .records
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap())
+        .collect();
     lines.push(format!(
         "{} consumed={} confirmed={} error={:?}",
         t.outcome.verdict.as_str(),
@@ -41,5 +51,9 @@ snap!(gnu_diff_ru_git, "gnu_diff_ru.diff", Mode::Git);
 snap!(model_recount_recount, "model_recount.diff", Mode::Recount);
 snap!(model_recount_git, "model_recount.diff", Mode::Git);
 snap!(model_wrong_counts_git, "model_wrong_counts.diff", Mode::Git);
-snap!(model_wrong_counts_recount, "model_wrong_counts.diff", Mode::Recount);
+snap!(
+    model_wrong_counts_recount,
+    "model_wrong_counts.diff",
+    Mode::Recount
+);
 snap!(bad_overrun_strict, "bad_overrun.diff", Mode::Strict);

@@ -10,7 +10,10 @@ use frontier::udiff::units::{FilePatch, LineKind};
 use frontier::udiff::{parse_all, Limits, Mode, UdiffParser};
 
 fn have_git() -> bool {
-    let ok = Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
+    let ok = Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ok {
         eprintln!("note: git is not installed; skipping");
     }
@@ -28,7 +31,11 @@ fn run(dir: &Path, program: &str, args: &[&str]) -> Vec<u8> {
         .output()
         .unwrap_or_else(|e| panic!("{program} {args:?}: {e}"));
     // `diff` exits 1 when the inputs differ.
-    assert!(out.status.code().is_some_and(|c| c <= 1), "{program} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{program} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
@@ -71,7 +78,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) % n
     }
 }
@@ -98,14 +108,19 @@ fn random_file(rng: &mut Lcg) -> Vec<u8> {
 }
 
 fn edit(rng: &mut Lcg, file: &[u8]) -> Vec<u8> {
-    let mut lines: Vec<Vec<u8>> = file.split_inclusive(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    let mut lines: Vec<Vec<u8>> = file
+        .split_inclusive(|&b| b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
     for _ in 0..rng.next(6) {
         let at = rng.next(lines.len() as u64 + 1) as usize;
         match rng.next(3) {
             0 if at < lines.len() => {
                 lines.remove(at);
             }
-            1 if at < lines.len() => lines[at] = format!("changed {}\n", rng.next(100)).into_bytes(),
+            1 if at < lines.len() => {
+                lines[at] = format!("changed {}\n", rng.next(100)).into_bytes()
+            }
             _ => lines.insert(at, format!("inserted {}\n", rng.next(100)).into_bytes()),
         }
     }
@@ -141,16 +156,26 @@ fn check_hunks_against_files(patch: &FilePatch, old: &[u8], new: &[u8]) {
                 .map(|l| (&l.content[..], l.no_newline))
                 .collect()
         };
-        let at = |start: u64, count: u64| (start.max(1) - 1) as usize..(start.max(1) - 1 + count) as usize;
+        let at = |start: u64, count: u64| {
+            (start.max(1) - 1) as usize..(start.max(1) - 1 + count) as usize
+        };
         let old_side = side(LineKind::Remove);
         let new_side = side(LineKind::Add);
         assert_eq!(old_side.len() as u64, h.old_count);
         assert_eq!(new_side.len() as u64, h.new_count);
         if h.old_count > 0 {
-            assert_eq!(old_side, old[at(h.old_start, h.old_count)].to_vec(), "old side of {h:?}");
+            assert_eq!(
+                old_side,
+                old[at(h.old_start, h.old_count)].to_vec(),
+                "old side of {h:?}"
+            );
         }
         if h.new_count > 0 {
-            assert_eq!(new_side, new[at(h.new_start, h.new_count)].to_vec(), "new side of {h:?}");
+            assert_eq!(
+                new_side,
+                new[at(h.new_start, h.new_count)].to_vec(),
+                "new side of {h:?}"
+            );
         }
     }
 }
@@ -181,10 +206,14 @@ fn git_diff_of_generated_edits_agrees_with_numstat_and_the_files() {
         for mode in [Mode::Strict, Mode::Git, Mode::Recount] {
             let files = parse(mode, &diff);
             assert_eq!(counts(&files), stat, "round {round} {mode:?}");
-            let hunks = diff.split(|&b| b == b'\n').filter(|l| l.starts_with(b"@@ -")).count();
+            let hunks = diff
+                .split(|&b| b == b'\n')
+                .filter(|l| l.starts_with(b"@@ -"))
+                .count();
             assert_eq!(files.iter().map(|f| f.hunks.len()).sum::<usize>(), hunks);
             for f in &files {
-                let name = String::from_utf8_lossy(&f.header.new_path.as_ref().unwrap()[2..]).into_owned();
+                let name =
+                    String::from_utf8_lossy(&f.header.new_path.as_ref().unwrap()[2..]).into_owned();
                 let i = names.iter().position(|n| *n == name).unwrap();
                 check_hunks_against_files(f, &olds[i], &news[i]);
             }
@@ -216,7 +245,11 @@ fn diff_u_output_agrees_with_git_apply_numstat() {
         assert_eq!(counts(&files), stat, "round {round}");
         assert_eq!(parse(Mode::Strict, &diff), files);
         check_hunks_against_files(&files[0], &old, &new);
-        assert_eq!(files[0].header.old_path.as_deref(), Some(&b"old.txt"[..]), "timestamp cut");
+        assert_eq!(
+            files[0].header.old_path.as_deref(),
+            Some(&b"old.txt"[..]),
+            "timestamp cut"
+        );
     }
 }
 
@@ -227,7 +260,11 @@ fn the_projects_own_git_log_parses_completely() {
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let log = run(root, "git", &["log", "-p", "--no-color", "--no-ext-diff"]);
-    let stat = numstat(&run(root, "git", &["log", "--numstat", "--format=", "--no-color"]));
+    let stat = numstat(&run(
+        root,
+        "git",
+        &["log", "--numstat", "--format=", "--no-color"],
+    ));
     let files = parse(Mode::Git, &log);
     assert!(!files.is_empty());
     assert_eq!(counts(&files), stat);

@@ -16,7 +16,7 @@ pub enum Assembled<'a> {
     /// A hunk of the current file patch was confirmed whole.
     Hunk(&'a Hunk),
     /// The file patch is complete (binary blocks filled in).
-    File(FilePatch),
+    File(Box<FilePatch>),
 }
 
 /// Builds [`FilePatch`]es and [`Hunk`]s from events.
@@ -33,11 +33,20 @@ impl PatchAssembler {
         match *event {
             UdiffEvent::Garbage { .. } => {}
             UdiffEvent::FileHeader { header, .. } => {
-                self.file = FilePatch { header: header.clone(), hunks: Vec::new() };
+                self.file = FilePatch {
+                    header: header.clone(),
+                    hunks: Vec::new(),
+                };
                 self.blocks.clear();
                 return Some(Assembled::Header(&self.file.header));
             }
-            UdiffEvent::HunkStart { old_start, old_count, new_start, new_count, section } => {
+            UdiffEvent::HunkStart {
+                old_start,
+                old_count,
+                new_start,
+                new_count,
+                section,
+            } => {
                 self.hunk = Hunk {
                     old_start,
                     old_count,
@@ -47,9 +56,11 @@ impl PatchAssembler {
                     lines: Vec::new(),
                 };
             }
-            UdiffEvent::Line { kind } => {
-                self.hunk.lines.push(HunkLine { kind, content: Vec::new(), no_newline: false })
-            }
+            UdiffEvent::Line { kind } => self.hunk.lines.push(HunkLine {
+                kind,
+                content: Vec::new(),
+                no_newline: false,
+            }),
             UdiffEvent::LineData(data) => {
                 if let Some(line) = self.hunk.lines.last_mut() {
                     line.content.extend_from_slice(data);
@@ -60,16 +71,21 @@ impl PatchAssembler {
                     line.no_newline = true;
                 }
             }
-            UdiffEvent::HunkEnd { old_count, new_count } => {
+            UdiffEvent::HunkEnd {
+                old_count,
+                new_count,
+            } => {
                 let mut hunk = std::mem::take(&mut self.hunk);
                 hunk.old_count = old_count;
                 hunk.new_count = new_count;
                 self.file.hunks.push(hunk);
                 return self.file.hunks.last().map(Assembled::Hunk);
             }
-            UdiffEvent::BinaryBlock { kind, size } => {
-                self.blocks.push(BinaryBlock { kind, size, deflated: Vec::new() })
-            }
+            UdiffEvent::BinaryBlock { kind, size } => self.blocks.push(BinaryBlock {
+                kind,
+                size,
+                deflated: Vec::new(),
+            }),
             UdiffEvent::BinaryData(data) => {
                 if let Some(block) = self.blocks.last_mut() {
                     block.deflated.extend_from_slice(data);
@@ -80,9 +96,12 @@ impl PatchAssembler {
                 let mut file = std::mem::take(&mut self.file);
                 let mut blocks = std::mem::take(&mut self.blocks).into_iter();
                 if let Some(forward) = blocks.next() {
-                    file.header.binary = Some(Binary::Patch { forward, reverse: blocks.next() });
+                    file.header.binary = Some(Binary::Patch {
+                        forward,
+                        reverse: blocks.next(),
+                    });
                 }
-                return Some(Assembled::File(file));
+                return Some(Assembled::File(Box::new(file)));
             }
         }
         None
@@ -94,14 +113,17 @@ impl PatchAssembler {
 pub fn parse_all(
     parser: super::UdiffParser,
     input: &[u8],
-) -> (Vec<FilePatch>, crate::contract::Outcome<super::UdiffErrorKind>) {
+) -> (
+    Vec<FilePatch>,
+    crate::contract::Outcome<super::UdiffErrorKind>,
+) {
     use crate::contract::PushParser;
     let mut parser = parser;
     let mut assembler = PatchAssembler::default();
     let mut files = Vec::new();
     let mut on_event = |e: UdiffEvent<'_>| {
         if let Some(Assembled::File(f)) = assembler.on_event(&e) {
-            files.push(f);
+            files.push(*f);
         }
     };
     let _ = parser.push(input, &mut on_event);

@@ -119,7 +119,10 @@ impl Event for UdiffEvent<'_> {
     fn fields(&self, visit: &mut dyn FnMut(&'static str, Value<'_>)) {
         match *self {
             UdiffEvent::Garbage { start, .. } => visit("start", Value::U64(start)),
-            UdiffEvent::FileHeader { header: h, binary_patch } => {
+            UdiffEvent::FileHeader {
+                header: h,
+                binary_patch,
+            } => {
                 let (git_old, git_new) = match &h.git_names {
                     Some((a, b)) => (Value::Bytes(a), Value::Bytes(b)),
                     None => (Value::Null, Value::Null),
@@ -157,7 +160,13 @@ impl Event for UdiffEvent<'_> {
                 };
                 visit("binary", binary);
             }
-            UdiffEvent::HunkStart { old_start, old_count, new_start, new_count, section } => {
+            UdiffEvent::HunkStart {
+                old_start,
+                old_count,
+                new_start,
+                new_count,
+                section,
+            } => {
                 visit("old_start", Value::U64(old_start));
                 visit("old_count", Value::U64(old_count));
                 visit("new_start", Value::U64(new_start));
@@ -165,7 +174,10 @@ impl Event for UdiffEvent<'_> {
                 visit("section", Value::Bytes(section));
             }
             UdiffEvent::Line { kind } => visit("side", Value::Str(side_name(kind))),
-            UdiffEvent::HunkEnd { old_count, new_count } => {
+            UdiffEvent::HunkEnd {
+                old_count,
+                new_count,
+            } => {
                 visit("old_count", Value::U64(old_count));
                 visit("new_count", Value::U64(new_count));
             }

@@ -104,16 +104,18 @@ pub fn git_names(v: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
 
 /// An octal mode.
 pub fn mode(v: &[u8]) -> u32 {
-    trim_eol(v)
-        .iter()
-        .fold(0u32, |acc, d| acc.wrapping_mul(8).wrapping_add((d - b'0') as u32))
+    trim_eol(v).iter().fold(0u32, |acc, d| {
+        acc.wrapping_mul(8).wrapping_add((d - b'0') as u32)
+    })
 }
 
 /// A decimal number (at most the digits the recogniser allows).
 pub fn number(v: &[u8]) -> u64 {
     v.iter()
         .take_while(|d| d.is_ascii_digit())
-        .fold(0u64, |acc, d| acc.saturating_mul(10).saturating_add((d - b'0') as u64))
+        .fold(0u64, |acc, d| {
+            acc.saturating_mul(10).saturating_add((d - b'0') as u64)
+        })
 }
 
 /// `OLD..NEW[ MODE]`.
@@ -179,13 +181,22 @@ mod tests {
     fn names() {
         assert_eq!(side_name(b"a/x y\t2024-01-01 10:00\n"), b"a/x y");
         assert_eq!(side_name(b"\"a/t\\303\\251\\tx\"\n"), "a/té\tx".as_bytes());
-        assert_eq!(git_names(b"a/x y b/x y\n"), Some((b"a/x y".to_vec(), b"b/x y".to_vec())));
-        assert_eq!(git_names(b"a/old b/new\n"), Some((b"a/old".to_vec(), b"b/new".to_vec())));
+        assert_eq!(
+            git_names(b"a/x y b/x y\n"),
+            Some((b"a/x y".to_vec(), b"b/x y".to_vec()))
+        );
+        assert_eq!(
+            git_names(b"a/old b/new\n"),
+            Some((b"a/old".to_vec(), b"b/new".to_vec()))
+        );
         assert_eq!(
             git_names(b"\"a/\\\"q\" \"b/\\\"q\"\n"),
             Some((b"a/\"q".to_vec(), b"b/\"q".to_vec()))
         );
-        assert_eq!(index(b"abc..def 100644\n"), (b"abc".to_vec(), b"def".to_vec(), Some(0o100644)));
+        assert_eq!(
+            index(b"abc..def 100644\n"),
+            (b"abc".to_vec(), b"def".to_vec(), Some(0o100644))
+        );
         assert_eq!(section(b"@@ -1 +1 @@ fn main\n"), b"fn main");
         assert_eq!(lenient_ranges(b"@@ -3 +4,5 @@\n"), [3, 1, 4, 5]);
         assert_eq!(lenient_ranges(b"@@ ... @@\n"), [0; 4]);

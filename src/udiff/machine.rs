@@ -279,10 +279,19 @@ impl UdiffMachine {
         self.ctx = if self.mode != Mode::Recount && old2 == 0 && new2 == 0 {
             Ctx::HunkDone { bs: true }
         } else {
-            let last = self.mode == Mode::Recount || (old2 == 0 && old > 0) || (new2 == 0 && new > 0);
-            Ctx::Hunk { old: old2, new: new2, bs: last }
+            let last =
+                self.mode == Mode::Recount || (old2 == 0 && old > 0) || (new2 == 0 && new > 0);
+            Ctx::Hunk {
+                old: old2,
+                new: new2,
+                bs: last,
+            }
         };
-        self.pos = if byte == b'\n' { Pos::Start } else { Pos::Stream(Class::Body(kind)) };
+        self.pos = if byte == b'\n' {
+            Pos::Start
+        } else {
+            Pos::Stream(Class::Body(kind))
+        };
         self.consumed += 1;
         Some(kind)
     }
@@ -298,7 +307,11 @@ impl UdiffMachine {
         if self.error.is_some() {
             return 0;
         }
-        if let Value::Index { phase: phase @ (0 | 2), .. } = value {
+        if let Value::Index {
+            phase: phase @ (0 | 2),
+            ..
+        } = value
+        {
             // Hex digits: each needs room for the rest of the line after it.
             let rest = if phase == 0 { 4 } else { 1 };
             let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + rest) as usize;
@@ -307,7 +320,13 @@ impl UdiffMachine {
                 .take_while(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
                 .count();
             if n > 0 {
-                self.pos = Pos::Value { kw, value: Value::Index { phase, empty: false } };
+                self.pos = Pos::Value {
+                    kw,
+                    value: Value::Index {
+                        phase,
+                        empty: false,
+                    },
+                };
                 self.line_len += n as u32;
                 self.consumed += n as u64;
             }
@@ -323,8 +342,15 @@ impl UdiffMachine {
         let limit = bytes.len().min(room);
         let n = memchr::memchr(b'\n', &bytes[..limit]).unwrap_or(limit);
         if n > 0 {
-            if let Pos::Value { value: Value::Path { .. }, .. } = self.pos {
-                self.pos = Pos::Value { kw, value: Value::Path { empty: false } };
+            if let Pos::Value {
+                value: Value::Path { .. },
+                ..
+            } = self.pos
+            {
+                self.pos = Pos::Value {
+                    kw,
+                    value: Value::Path { empty: false },
+                };
             }
             self.line_len += n as u32;
             self.consumed += n as u64;
@@ -337,7 +363,9 @@ impl UdiffMachine {
     #[inline]
     pub fn hunk_owed(&self) -> Option<(u64, u64)> {
         match (self.pos, self.ctx) {
-            (Pos::Start, Ctx::Hunk { old, new, .. }) if self.mode != Mode::Recount && self.error.is_none() => {
+            (Pos::Start, Ctx::Hunk { old, new, .. })
+                if self.mode != Mode::Recount && self.error.is_none() =>
+            {
                 Some((old, new))
             }
             _ => None,
@@ -348,7 +376,14 @@ impl UdiffMachine {
     /// may come, `open` the side of a body line whose LF has not arrived yet, `taken` the bytes
     /// the loop consumed. The loop only takes what [`step`](Self::step) would have taken.
     #[inline]
-    pub fn resume_hunk(&mut self, old: u64, new: u64, bs: bool, open: Option<super::LineKind>, taken: usize) {
+    pub fn resume_hunk(
+        &mut self,
+        old: u64,
+        new: u64,
+        bs: bool,
+        open: Option<super::LineKind>,
+        taken: usize,
+    ) {
         self.ctx = if old == 0 && new == 0 {
             Ctx::HunkDone { bs }
         } else {
@@ -367,7 +402,12 @@ impl UdiffMachine {
     /// returns how many. With the candidate set unchanged, stepping them would do nothing else.
     #[inline]
     pub fn keyword_run(&mut self, bytes: &[u8]) -> usize {
-        let Pos::Kw { cands, matched, div } = self.pos else {
+        let Pos::Kw {
+            cands,
+            matched,
+            div,
+        } = self.pos
+        else {
             return 0;
         };
         if cands.count_ones() != 1 || self.error.is_some() {
@@ -378,7 +418,11 @@ impl UdiffMachine {
         let n = want.iter().zip(bytes).take_while(|(a, b)| a == b).count();
         if n > 0 {
             let matched = matched + n as u8;
-            self.pos = Pos::Kw { cands, matched, div };
+            self.pos = Pos::Kw {
+                cands,
+                matched,
+                div,
+            };
             self.line_len = matched as u32;
             self.consumed += n as u64;
         }
@@ -401,7 +445,10 @@ impl UdiffMachine {
         let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + rest) as usize;
         let limit = bytes.len().min(room).min((max - digits.min(max)) as usize);
         let top = if field.is_none() { b'7' } else { b'9' };
-        let n = bytes[..limit].iter().take_while(|b| (b'0'..=top).contains(b)).count();
+        let n = bytes[..limit]
+            .iter()
+            .take_while(|b| (b'0'..=top).contains(b))
+            .count();
         if n == 0 {
             return 0;
         }
@@ -413,7 +460,10 @@ impl UdiffMachine {
             }
             self.nums[i] = acc;
         }
-        self.pos = Pos::Value { kw, value: next(digits + n as u8) };
+        self.pos = Pos::Value {
+            kw,
+            value: next(digits + n as u8),
+        };
         self.line_len += n as u32;
         self.consumed += n as u64;
         n
@@ -488,7 +538,11 @@ impl UdiffMachine {
     fn fallback_ctx(&self, fallback: Fallback) -> Ctx {
         match fallback {
             Fallback::Garbage => Ctx::Top,
-            Fallback::Body => Ctx::Hunk { old: 0, new: 0, bs: true },
+            Fallback::Body => Ctx::Hunk {
+                old: 0,
+                new: 0,
+                bs: true,
+            },
         }
     }
 
@@ -556,7 +610,10 @@ impl UdiffMachine {
             },
             Pos::Kw { div, .. } => div == Div::Garbage,
             Pos::Stream(class) => class == Class::Garbage,
-            Pos::Value { kw: kw::MINUS | kw::PLUS, .. } => self.fallback() == Some(Fallback::Garbage),
+            Pos::Value {
+                kw: kw::MINUS | kw::PLUS,
+                ..
+            } => self.fallback() == Some(Fallback::Garbage),
             _ => false,
         }
     }
@@ -582,7 +639,11 @@ impl UdiffMachine {
         }
         match self.pos {
             Pos::Start => self.start_allowed(),
-            Pos::Kw { cands, matched, div } => self.kw_allowed(cands, matched, div),
+            Pos::Kw {
+                cands,
+                matched,
+                div,
+            } => self.kw_allowed(cands, matched, div),
             Pos::Value { kw, value } => {
                 let grammar = value.allowed();
                 if self.fallback().is_some() && (kw == kw::MINUS || kw == kw::PLUS) {
@@ -674,7 +735,11 @@ impl UdiffMachine {
             }
             Err(kind) => {
                 (self.ctx, self.pos, self.tent, self.line_len) = before;
-                let error = ParseError { offset: self.consumed, byte, kind };
+                let error = ParseError {
+                    offset: self.consumed,
+                    byte,
+                    kind,
+                };
                 self.error = Some(error);
                 Err(error)
             }
@@ -694,7 +759,11 @@ impl UdiffMachine {
                 }
             }
             Pos::Start => self.line_start(byte),
-            Pos::Kw { cands, matched, div } => self.keyword(cands, matched, div, byte, 0),
+            Pos::Kw {
+                cands,
+                matched,
+                div,
+            } => self.keyword(cands, matched, div, byte, 0),
             Pos::Value { kw, value } => self.value(kw, value, byte),
             Pos::Base85 { left, group, acc } => self.base85(left, group, acc, byte),
         }
@@ -711,7 +780,9 @@ impl UdiffMachine {
                     b' ' | b'\n' if old > 0 && new > 0 => (Context, old - 1, new - 1),
                     b'-' if old > 0 => (Remove, old - 1, new),
                     b'+' if new > 0 => (Add, old, new - 1),
-                    b'\\' if bs => return Ok(self.begin(Class::NoNewline, byte, self.ctx_after_bs())),
+                    b'\\' if bs => {
+                        return Ok(self.begin(Class::NoNewline, byte, self.ctx_after_bs()))
+                    }
                     b'\\' => return Err(MisplacedNoNewline),
                     b' ' | b'\n' | b'-' | b'+' => return Err(HunkOverrun),
                     _ => return Err(HunkUnderrun),
@@ -720,16 +791,50 @@ impl UdiffMachine {
                 let next = if old2 == 0 && new2 == 0 {
                     Ctx::HunkDone { bs: true }
                 } else {
-                    Ctx::Hunk { old: old2, new: new2, bs: last }
+                    Ctx::Hunk {
+                        old: old2,
+                        new: new2,
+                        bs: last,
+                    }
                 };
                 Ok(self.begin(Class::Body(kind), byte, next))
             }
             Ctx::Hunk { bs, .. } => match byte {
-                b' ' | b'\n' => Ok(self.begin(Class::Body(Context), byte, Ctx::Hunk { old: 0, new: 0, bs: true })),
-                b'+' => Ok(self.begin(Class::Body(Add), byte, Ctx::Hunk { old: 0, new: 0, bs: true })),
-                b'\\' if bs => Ok(self.begin(Class::NoNewline, byte, Ctx::Hunk { old: 0, new: 0, bs: false })),
+                b' ' | b'\n' => Ok(self.begin(
+                    Class::Body(Context),
+                    byte,
+                    Ctx::Hunk {
+                        old: 0,
+                        new: 0,
+                        bs: true,
+                    },
+                )),
+                b'+' => Ok(self.begin(
+                    Class::Body(Add),
+                    byte,
+                    Ctx::Hunk {
+                        old: 0,
+                        new: 0,
+                        bs: true,
+                    },
+                )),
+                b'\\' if bs => Ok(self.begin(
+                    Class::NoNewline,
+                    byte,
+                    Ctx::Hunk {
+                        old: 0,
+                        new: 0,
+                        bs: false,
+                    },
+                )),
                 b'\\' => Err(MisplacedNoNewline),
-                b'-' => self.keyword(self.continuing(self.ctx) | self.top_kws(), 0, Div::Body(Remove), byte, 0),
+                b'-' => self.keyword(
+                    self.continuing(self.ctx) | self.top_kws(),
+                    0,
+                    Div::Body(Remove),
+                    byte,
+                    0,
+                ),
                 _ => {
                     // Not a body line: the hunk is over.
                     self.ctx = Ctx::Hunks;
@@ -740,7 +845,9 @@ impl UdiffMachine {
             Ctx::HunkDone { bs } => {
                 let git = self.mode == Mode::Git;
                 let div = match byte {
-                    b'\\' if bs => return Ok(self.begin(Class::NoNewline, byte, Ctx::HunkDone { bs: false })),
+                    b'\\' if bs => {
+                        return Ok(self.begin(Class::NoNewline, byte, Ctx::HunkDone { bs: false }))
+                    }
                     b'\\' => return Err(MisplacedNoNewline),
                     b' ' | b'+' => return Err(HunkOverrun),
                     b'\n' if !git => return Err(HunkOverrun),
@@ -754,7 +861,11 @@ impl UdiffMachine {
                 self.keyword(cands, 0, div, byte, END_HUNK)
             }
             Ctx::Hunks => {
-                let div = if self.mode == Mode::Strict { Div::Error(UnexpectedByte) } else { Div::Garbage };
+                let div = if self.mode == Mode::Strict {
+                    Div::Error(UnexpectedByte)
+                } else {
+                    Div::Garbage
+                };
                 let cands = self.continuing(self.ctx) | self.top_kws();
                 self.keyword(cands, 0, div, byte, 0)
             }
@@ -765,22 +876,37 @@ impl UdiffMachine {
                     if !first {
                         self.ctx = Ctx::Top;
                     }
-                    Ok(Stepped { ends, step: Step::BlockEnd })
+                    Ok(Stepped {
+                        ends,
+                        step: Step::BlockEnd,
+                    })
                 }
                 _ if BASE85_LENGTH.contains(byte) => {
                     let n = value::base85_length(byte);
                     self.line_len = 1;
-                    self.pos = Pos::Base85 { left: n.div_ceil(4) * 5, group: 0, acc: 0 };
+                    self.pos = Pos::Base85 {
+                        left: n.div_ceil(4) * 5,
+                        group: 0,
+                        acc: 0,
+                    };
                     Ok(plain(Step::Held))
                 }
                 _ => Err(UnexpectedByte),
             },
             Ctx::AfterMinus | Ctx::AfterPlus | Ctx::BinHdr => {
-                let div = if self.fallback().is_some() { Div::Abandon } else { Div::Error(UnexpectedByte) };
+                let div = if self.fallback().is_some() {
+                    Div::Abandon
+                } else {
+                    Div::Error(UnexpectedByte)
+                };
                 self.keyword(self.continuing(self.ctx), 0, div, byte, 0)
             }
             Ctx::Top | Ctx::GitHdr { .. } | Ctx::AfterBlock { .. } => {
-                let div = if self.mode == Mode::Strict { Div::Error(UnexpectedByte) } else { Div::Garbage };
+                let div = if self.mode == Mode::Strict {
+                    Div::Error(UnexpectedByte)
+                } else {
+                    Div::Garbage
+                };
                 let cands = self.continuing(self.ctx) | self.top_kws();
                 self.keyword(cands, 0, div, byte, 0)
             }
@@ -790,7 +916,11 @@ impl UdiffMachine {
     /// The context after a `\` line in a strict or git hunk.
     fn ctx_after_bs(&self) -> Ctx {
         match self.ctx {
-            Ctx::Hunk { old, new, .. } => Ctx::Hunk { old, new, bs: false },
+            Ctx::Hunk { old, new, .. } => Ctx::Hunk {
+                old,
+                new,
+                bs: false,
+            },
             other => other,
         }
     }
@@ -799,7 +929,11 @@ impl UdiffMachine {
     fn begin(&mut self, class: Class, byte: u8, next: Ctx) -> Stepped {
         self.ctx = next;
         let ended = byte == b'\n';
-        self.pos = if ended { Pos::Start } else { Pos::Stream(class) };
+        self.pos = if ended {
+            Pos::Start
+        } else {
+            Pos::Stream(class)
+        };
         plain(Step::Begin { class, ended })
     }
 
@@ -828,13 +962,24 @@ impl UdiffMachine {
                     s.ends |= ends;
                     Ok(s)
                 }
-                Div::Body(kind) => Ok(self.begin(Class::Body(kind), byte, Ctx::Hunk { old: 0, new: 0, bs: true })),
+                Div::Body(kind) => Ok(self.begin(
+                    Class::Body(kind),
+                    byte,
+                    Ctx::Hunk {
+                        old: 0,
+                        new: 0,
+                        bs: true,
+                    },
+                )),
                 Div::Error(kind) => Err(kind),
                 Div::Abandon => {
                     let fallback = self.fallback().unwrap_or(Fallback::Garbage);
                     let lines = if self.ctx == Ctx::AfterMinus { 1 } else { 2 };
                     self.abandon(fallback);
-                    Ok(Stepped { ends: 0, step: Step::Abandon { lines, fallback } })
+                    Ok(Stepped {
+                        ends: 0,
+                        step: Step::Abandon { lines, fallback },
+                    })
                 }
             };
         }
@@ -849,11 +994,21 @@ impl UdiffMachine {
         let matched = matched + 1;
         self.line_len = matched as u32;
         let Some(k) = kw::complete(next, matched) else {
-            self.pos = Pos::Kw { cands: next, matched, div };
-            return Ok(Stepped { ends, step: Step::Held });
+            self.pos = Pos::Kw {
+                cands: next,
+                matched,
+                div,
+            };
+            return Ok(Stepped {
+                ends,
+                step: Step::Held,
+            });
         };
         let step = self.keyword_done(k)?;
-        Ok(Stepped { ends: ends | step.ends, step: step.step })
+        Ok(Stepped {
+            ends: ends | step.ends,
+            step: step.step,
+        })
     }
 
     /// A keyword was fully matched (in context `self.ctx`).
@@ -861,7 +1016,12 @@ impl UdiffMachine {
         let value = |v: Value| Pos::Value { kw: k, value: v };
         let path = value(Value::Path { empty: true });
         match k {
-            kw::DIFF_GIT | kw::PLUS | kw::COPY_FROM | kw::COPY_TO | kw::RENAME_FROM | kw::RENAME_TO
+            kw::DIFF_GIT
+            | kw::PLUS
+            | kw::COPY_FROM
+            | kw::COPY_TO
+            | kw::RENAME_FROM
+            | kw::RENAME_TO
             | kw::BINARY_FILES => self.pos = path,
             kw::MINUS => {
                 self.pos = path;
@@ -878,9 +1038,18 @@ impl UdiffMachine {
                 self.pos = value(Value::Mode { digits: 0 })
             }
             kw::SIMILARITY | kw::DISSIMILARITY => {
-                self.pos = value(Value::Percent { digits: 0, value: 0, done: false })
+                self.pos = value(Value::Percent {
+                    digits: 0,
+                    value: 0,
+                    done: false,
+                })
             }
-            kw::INDEX => self.pos = value(Value::Index { phase: 0, empty: true }),
+            kw::INDEX => {
+                self.pos = value(Value::Index {
+                    phase: 0,
+                    empty: true,
+                })
+            }
             kw::LITERAL | kw::DELTA => self.pos = value(Value::Size { digits: 0 }),
             kw::GIT_BINARY => {
                 self.ctx = Ctx::BinHdr;
@@ -899,9 +1068,16 @@ impl UdiffMachine {
                     value(Value::Range(Range::START))
                 };
                 if self.tent != Tent::None {
-                    let ends = if self.fallback() == Some(Fallback::Body) { END_HUNK | END_FILE } else { 0 };
+                    let ends = if self.fallback() == Some(Fallback::Body) {
+                        END_HUNK | END_FILE
+                    } else {
+                        0
+                    };
                     self.tent = Tent::None;
-                    return Ok(Stepped { ends, step: Step::TentativeHeader });
+                    return Ok(Stepped {
+                        ends,
+                        step: Step::TentativeHeader,
+                    });
                 }
             }
             _ => self.pos = path,
@@ -929,7 +1105,11 @@ impl UdiffMachine {
                 self.ctx = self.fallback_ctx(fallback);
                 self.pos = Pos::Stream(class);
                 self.line_len = 0;
-                return Ok(plain(Step::Demote { lines, fallback, class }));
+                return Ok(plain(Step::Demote {
+                    lines,
+                    fallback,
+                    class,
+                }));
             }
             return Err(UdiffErrorKind::LineTooLong);
         }
@@ -956,29 +1136,50 @@ impl UdiffMachine {
                 ends = END_FILE;
                 Ctx::Top
             }
-            (kw::LITERAL | kw::DELTA, ctx) => Ctx::Base85 { first: ctx == Ctx::BinHdr },
+            (kw::LITERAL | kw::DELTA, ctx) => Ctx::Base85 {
+                first: ctx == Ctx::BinHdr,
+            },
             (kw::ATAT_DASH, _) => {
                 let [_, old, _, new] = self.nums;
                 let ranges = self.nums;
                 self.ctx = if old == 0 && new == 0 {
                     Ctx::HunkDone { bs: false }
                 } else {
-                    Ctx::Hunk { old, new, bs: false }
+                    Ctx::Hunk {
+                        old,
+                        new,
+                        bs: false,
+                    }
                 };
                 return plain(Step::HunkHeader { ranges });
             }
             (kw::ATAT, _) => {
-                self.ctx = Ctx::Hunk { old: 0, new: 0, bs: false };
+                self.ctx = Ctx::Hunk {
+                    old: 0,
+                    new: 0,
+                    bs: false,
+                };
                 return plain(Step::HunkHeader { ranges: [0; 4] });
             }
-            (k, Ctx::GitHdr { seen }) => Ctx::GitHdr { seen: seen | kw::bit(k) },
+            (k, Ctx::GitHdr { seen }) => Ctx::GitHdr {
+                seen: seen | kw::bit(k),
+            },
             (_, ctx) => ctx,
         };
-        Stepped { ends, step: Step::HeaderLine { kw: k } }
+        Stepped {
+            ends,
+            step: Step::HeaderLine { kw: k },
+        }
     }
 
     /// A byte of a base85 line.
-    fn base85(&mut self, left: u8, group: u8, acc: u32, byte: u8) -> Result<Stepped, UdiffErrorKind> {
+    fn base85(
+        &mut self,
+        left: u8,
+        group: u8,
+        acc: u32,
+        byte: u8,
+    ) -> Result<Stepped, UdiffErrorKind> {
         if left == 0 {
             if byte != b'\n' {
                 return Err(UdiffErrorKind::UnexpectedByte);
@@ -994,9 +1195,17 @@ impl UdiffMachine {
         if value > u32::MAX as u64 {
             return Err(UdiffErrorKind::UnexpectedByte);
         }
-        let (group, acc) = if group == 4 { (0, 0) } else { (group + 1, value as u32) };
+        let (group, acc) = if group == 4 {
+            (0, 0)
+        } else {
+            (group + 1, value as u32)
+        };
         self.line_len += 1;
-        self.pos = Pos::Base85 { left: left - 1, group, acc };
+        self.pos = Pos::Base85 {
+            left: left - 1,
+            group,
+            acc,
+        };
         Ok(plain(Step::Held))
     }
 
@@ -1005,7 +1214,9 @@ impl UdiffMachine {
     pub fn end_of_stream(&self) -> (u8, Option<Class>) {
         let line = match self.pos {
             Pos::Start => None,
-            Pos::Kw { div: Div::Garbage, .. } => Some(Class::Garbage),
+            Pos::Kw {
+                div: Div::Garbage, ..
+            } => Some(Class::Garbage),
             _ => return (0, None),
         };
         let ends = match self.ctx {

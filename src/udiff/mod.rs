@@ -72,10 +72,10 @@
 //! | `number_too_large` | a digit beyond a number's limit (ranges: 12 digits, modes: 7, percent: 100, binary sizes: 15) |
 //! | `unexpected_byte` | any other byte outside the grammar |
 
-pub mod keyword;
 mod assemble;
 mod event;
 mod header;
+pub mod keyword;
 mod machine;
 mod parser;
 pub mod units;
@@ -124,7 +124,9 @@ impl Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_line: Self::DEFAULT_MAX_LINE }
+        Limits {
+            max_line: Self::DEFAULT_MAX_LINE,
+        }
     }
 }
 

@@ -114,13 +114,18 @@ impl UdiffParser {
                     None => (rest.len(), false),
                 };
                 match class {
-                    Class::Body(_) if n > 0 => {
-                        send(&mut self.garbage_start, on_event, UdiffEvent::LineData(&rest[..n]))
-                    }
+                    Class::Body(_) if n > 0 => send(
+                        &mut self.garbage_start,
+                        on_event,
+                        UdiffEvent::LineData(&rest[..n]),
+                    ),
                     Class::Garbage => {
                         let start = self.garbage_start.unwrap_or(self.machine.consumed());
                         self.garbage_start = Some(start);
-                        on_event(UdiffEvent::Garbage { start, data: &rest[..n + lf as usize] });
+                        on_event(UdiffEvent::Garbage {
+                            start,
+                            data: &rest[..n + lf as usize],
+                        });
                     }
                     _ => {}
                 }
@@ -226,13 +231,21 @@ impl UdiffParser {
         at
     }
 
-    fn handle<F>(&mut self, s: Stepped, byte: u8, on_event: &mut F) -> Result<(), ParseError<UdiffErrorKind>>
+    fn handle<F>(
+        &mut self,
+        s: Stepped,
+        byte: u8,
+        on_event: &mut F,
+    ) -> Result<(), ParseError<UdiffErrorKind>>
     where
         F: for<'e> FnMut(UdiffEvent<'e>),
     {
         let file_after = matches!(
             s.step,
-            Step::BlockEnd | Step::HeaderLine { kw: kw::BINARY_FILES }
+            Step::BlockEnd
+                | Step::HeaderLine {
+                    kw: kw::BINARY_FILES
+                }
         );
         if s.ends & END_HUNK != 0 {
             self.end_hunk(on_event);
@@ -274,7 +287,13 @@ impl UdiffParser {
                 send(
                     &mut self.garbage_start,
                     on_event,
-                    UdiffEvent::HunkStart { old_start, old_count, new_start, new_count, section },
+                    UdiffEvent::HunkStart {
+                        old_start,
+                        old_count,
+                        new_start,
+                        new_count,
+                        section,
+                    },
                 );
                 self.line.clear();
             }
@@ -282,11 +301,19 @@ impl UdiffParser {
                 let len = base85_length(self.line[0]) as usize;
                 self.decoded.clear();
                 decode_base85(&self.line[1..], len, &mut self.decoded);
-                send(&mut self.garbage_start, on_event, UdiffEvent::BinaryData(&self.decoded));
+                send(
+                    &mut self.garbage_start,
+                    on_event,
+                    UdiffEvent::BinaryData(&self.decoded),
+                );
                 self.line.clear();
             }
             Step::BlockEnd => {
-                send(&mut self.garbage_start, on_event, UdiffEvent::BinaryBlockEnd);
+                send(
+                    &mut self.garbage_start,
+                    on_event,
+                    UdiffEvent::BinaryBlockEnd,
+                );
             }
             Step::Abandon { lines, fallback } => {
                 self.flush_tentative(lines, fallback, on_event);
@@ -296,7 +323,11 @@ impl UdiffParser {
                 self.line.clear();
                 self.feed(&prefix[..n], on_event)?;
             }
-            Step::Demote { lines, fallback, class } => {
+            Step::Demote {
+                lines,
+                fallback,
+                class,
+            } => {
                 self.flush_tentative(lines, fallback, on_event);
                 self.line.push(byte);
                 self.begin_line(class, false, on_event);
@@ -317,11 +348,18 @@ impl UdiffParser {
             Class::Garbage => {
                 let line_start = self.machine.consumed() - self.line.len() as u64;
                 let start = *self.garbage_start.get_or_insert(line_start);
-                on_event(UdiffEvent::Garbage { start, data: &self.line });
+                on_event(UdiffEvent::Garbage {
+                    start,
+                    data: &self.line,
+                });
             }
             Class::Body(kind) => {
                 self.count(kind);
-                let content = if ended { &self.line[..self.line.len() - 1] } else { &self.line[..] };
+                let content = if ended {
+                    &self.line[..self.line.len() - 1]
+                } else {
+                    &self.line[..]
+                };
                 emit_line(&mut self.garbage_start, on_event, kind, content);
             }
             Class::NoNewline => send(&mut self.garbage_start, on_event, UdiffEvent::NoNewline),
@@ -354,9 +392,18 @@ impl UdiffParser {
                     on_event(UdiffEvent::Garbage { start, data: line });
                 }
                 Fallback::Body => {
-                    let kind = if i == 0 { LineKind::Remove } else { LineKind::Add };
+                    let kind = if i == 0 {
+                        LineKind::Remove
+                    } else {
+                        LineKind::Add
+                    };
                     self.count(kind);
-                    emit_line(&mut self.garbage_start, on_event, kind, &line[..line.len() - 1]);
+                    emit_line(
+                        &mut self.garbage_start,
+                        on_event,
+                        kind,
+                        &line[..line.len() - 1],
+                    );
                 }
             }
         }
@@ -407,10 +454,18 @@ impl UdiffParser {
             kw::BINARY_FILES => h.binary = Some(Binary::Differ),
             kw::GIT_BINARY => self.binary_patch = true,
             kw::LITERAL | kw::DELTA => {
-                let kind = if k == kw::LITERAL { BinaryKind::Literal } else { BinaryKind::Delta };
+                let kind = if k == kw::LITERAL {
+                    BinaryKind::Literal
+                } else {
+                    BinaryKind::Delta
+                };
                 let size = header::number(value);
                 self.line.clear();
-                send(&mut self.garbage_start, on_event, UdiffEvent::BinaryBlock { kind, size });
+                send(
+                    &mut self.garbage_start,
+                    on_event,
+                    UdiffEvent::BinaryBlock { kind, size },
+                );
                 return;
             }
             _ => {}
@@ -431,7 +486,10 @@ impl UdiffParser {
         send(
             &mut self.garbage_start,
             on_event,
-            UdiffEvent::FileHeader { header: &self.header, binary_patch: self.binary_patch },
+            UdiffEvent::FileHeader {
+                header: &self.header,
+                binary_patch: self.binary_patch,
+            },
         );
     }
 
@@ -439,7 +497,10 @@ impl UdiffParser {
     where
         F: for<'e> FnMut(UdiffEvent<'e>),
     {
-        let event = UdiffEvent::HunkEnd { old_count: self.old_seen, new_count: self.new_seen };
+        let event = UdiffEvent::HunkEnd {
+            old_count: self.old_seen,
+            new_count: self.new_seen,
+        };
         send(&mut self.garbage_start, on_event, event);
     }
 
@@ -563,13 +624,20 @@ impl PushParser for UdiffParser {
                     let line_start = self.machine.consumed() - self.line.len() as u64;
                     let start = *self.garbage_start.get_or_insert(line_start);
                     debug_assert_eq!(class, Class::Garbage);
-                    on_event(UdiffEvent::Garbage { start, data: &self.line });
+                    on_event(UdiffEvent::Garbage {
+                        start,
+                        data: &self.line,
+                    });
                     self.line.clear();
                 }
             }
         }
         Outcome {
-            verdict: if accepting { Verdict::Complete } else { Verdict::Incomplete },
+            verdict: if accepting {
+                Verdict::Complete
+            } else {
+                Verdict::Incomplete
+            },
             consumed: self.consumed(),
             confirmed: self.confirmed(),
         }

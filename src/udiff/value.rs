@@ -62,7 +62,11 @@ impl Value {
             Value::Path { empty: true } => NOT_LF,
             Value::Path { empty: false } | Value::Text => ByteSet::FULL,
             Value::Mode { digits } => {
-                let more = if digits < MAX_MODE_DIGITS { OCTAL } else { ByteSet::EMPTY };
+                let more = if digits < MAX_MODE_DIGITS {
+                    OCTAL
+                } else {
+                    ByteSet::EMPTY
+                };
                 if digits > 0 {
                     more.union(LF)
                 } else {
@@ -106,7 +110,11 @@ impl Value {
                 }
             }
             Value::Size { digits } => {
-                let more = if digits < MAX_SIZE_DIGITS { DIGITS } else { ByteSet::EMPTY };
+                let more = if digits < MAX_SIZE_DIGITS {
+                    DIGITS
+                } else {
+                    ByteSet::EMPTY
+                };
                 if digits > 0 {
                     more.with(b'\n')
                 } else {
@@ -136,30 +144,59 @@ impl Value {
                 }
                 Value::Mode { digits: digits + 1 }
             }
-            Value::Percent { digits, value, done: false } if DIGITS.contains(byte) => {
+            Value::Percent {
+                digits,
+                value,
+                done: false,
+            } if DIGITS.contains(byte) => {
                 let v = value as u32 * 10 + (byte - b'0') as u32;
                 if digits >= 3 || v > 100 {
                     return Err(NumberTooLarge);
                 }
-                Value::Percent { digits: digits + 1, value: v as u8, done: false }
+                Value::Percent {
+                    digits: digits + 1,
+                    value: v as u8,
+                    done: false,
+                }
             }
-            Value::Percent { digits, value, done: false } if byte == b'%' && digits > 0 => {
-                Value::Percent { digits, value, done: true }
-            }
+            Value::Percent {
+                digits,
+                value,
+                done: false,
+            } if byte == b'%' && digits > 0 => Value::Percent {
+                digits,
+                value,
+                done: true,
+            },
             Value::Index { phase: 0 | 2, .. } if HEX.contains(byte) => match self {
-                Value::Index { phase, .. } => Value::Index { phase, empty: false },
+                Value::Index { phase, .. } => Value::Index {
+                    phase,
+                    empty: false,
+                },
                 _ => return Err(UnexpectedByte),
             },
-            Value::Index { phase: 0, empty: false } if byte == b'.' => {
-                Value::Index { phase: 1, empty: true }
-            }
-            Value::Index { phase: 1, .. } if byte == b'.' => Value::Index { phase: 2, empty: true },
-            Value::Index { phase: 2, empty: false } if byte == b' ' => {
-                Value::Index { phase: 3, empty: true }
-            }
-            Value::Index { phase: 3, .. } if OCTAL.contains(byte) => {
-                Value::Index { phase: 3, empty: false }
-            }
+            Value::Index {
+                phase: 0,
+                empty: false,
+            } if byte == b'.' => Value::Index {
+                phase: 1,
+                empty: true,
+            },
+            Value::Index { phase: 1, .. } if byte == b'.' => Value::Index {
+                phase: 2,
+                empty: true,
+            },
+            Value::Index {
+                phase: 2,
+                empty: false,
+            } if byte == b' ' => Value::Index {
+                phase: 3,
+                empty: true,
+            },
+            Value::Index { phase: 3, .. } if OCTAL.contains(byte) => Value::Index {
+                phase: 3,
+                empty: false,
+            },
             Value::Size { digits } if DIGITS.contains(byte) => {
                 if digits >= MAX_SIZE_DIGITS {
                     return Err(NumberTooLarge);
@@ -190,10 +227,17 @@ impl Value {
 
 impl Range {
     /// Just after `@@ -`.
-    pub const START: Range = Range { field: 0, digits: 0 };
+    pub const START: Range = Range {
+        field: 0,
+        digits: 0,
+    };
 
     fn allowed(self) -> ByteSet {
-        let digits = if self.digits < MAX_RANGE_DIGITS { DIGITS } else { ByteSet::EMPTY };
+        let digits = if self.digits < MAX_RANGE_DIGITS {
+            DIGITS
+        } else {
+            ByteSet::EMPTY
+        };
         match (self.field, self.digits) {
             (0..=3, 0) => digits,
             (0 | 2, _) => digits.with(b',').with(b' '),
@@ -211,12 +255,27 @@ impl Range {
                 if self.digits >= MAX_RANGE_DIGITS {
                     return Err(UdiffErrorKind::NumberTooLarge);
                 }
-                Range { field, digits: self.digits + 1 }
+                Range {
+                    field,
+                    digits: self.digits + 1,
+                }
             }
-            b',' if (field == 0 || field == 2) && self.digits > 0 => Range { field: field + 1, digits: 0 },
-            b' ' if field <= 3 && self.digits > 0 => Range { field: if field < 2 { 4 } else { 5 }, digits: 0 },
-            b'+' if field == 4 => Range { field: 2, digits: 0 },
-            b'@' if field == 5 || field == 6 => Range { field: field + 1, digits: 0 },
+            b',' if (field == 0 || field == 2) && self.digits > 0 => Range {
+                field: field + 1,
+                digits: 0,
+            },
+            b' ' if field <= 3 && self.digits > 0 => Range {
+                field: if field < 2 { 4 } else { 5 },
+                digits: 0,
+            },
+            b'+' if field == 4 => Range {
+                field: 2,
+                digits: 0,
+            },
+            b'@' if field == 5 || field == 6 => Range {
+                field: field + 1,
+                digits: 0,
+            },
             _ if field == 7 => self,
             _ => return Err(UdiffErrorKind::UnexpectedByte),
         })
@@ -288,7 +347,9 @@ pub fn decode_base85(chars: &[u8], len: usize, out: &mut Vec<u8>) {
     for group in chars.chunks(5) {
         let mut acc: u32 = 0;
         for &c in group {
-            acc = acc.wrapping_mul(85).wrapping_add(BASE85_VALUE[c as usize] as u32);
+            acc = acc
+                .wrapping_mul(85)
+                .wrapping_add(BASE85_VALUE[c as usize] as u32);
         }
         out.extend_from_slice(&acc.to_be_bytes());
     }
@@ -315,14 +376,37 @@ mod tests {
             Value::Path { empty: true },
             Value::Mode { digits: 0 },
             Value::Mode { digits: 7 },
-            Value::Percent { digits: 2, value: 10, done: false },
-            Value::Percent { digits: 1, value: 9, done: false },
-            Value::Index { phase: 0, empty: false },
-            Value::Index { phase: 2, empty: false },
-            Value::Index { phase: 3, empty: true },
+            Value::Percent {
+                digits: 2,
+                value: 10,
+                done: false,
+            },
+            Value::Percent {
+                digits: 1,
+                value: 9,
+                done: false,
+            },
+            Value::Index {
+                phase: 0,
+                empty: false,
+            },
+            Value::Index {
+                phase: 2,
+                empty: false,
+            },
+            Value::Index {
+                phase: 3,
+                empty: true,
+            },
             Value::Range(Range::START),
-            Value::Range(Range { field: 2, digits: 3 }),
-            Value::Range(Range { field: 7, digits: 0 }),
+            Value::Range(Range {
+                field: 2,
+                digits: 3,
+            }),
+            Value::Range(Range {
+                field: 7,
+                digits: 0,
+            }),
         ];
         for s in states {
             for b in 0..=255u8 {
