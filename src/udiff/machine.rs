@@ -250,6 +250,235 @@ impl UdiffMachine {
         }
     }
 
+    /// The fast path of a hunk body: if the machine is at the start of a line in a hunk and
+    /// `byte` starts a body line there (what [`step`](Self::step) would do with it, without
+    /// the general dispatch), takes it and returns the line's side. Returns `None`, having
+    /// done nothing, for anything else.
+    #[inline]
+    pub fn body_line_start(&mut self, byte: u8) -> Option<super::LineKind> {
+        if self.pos != Pos::Start || self.error.is_some() {
+            return None;
+        }
+        let Ctx::Hunk { old, new, .. } = self.ctx else {
+            return None;
+        };
+        let (kind, old2, new2) = if self.mode == Mode::Recount {
+            match byte {
+                b' ' | b'\n' => (Context, 0, 0),
+                b'+' => (Add, 0, 0),
+                _ => return None,
+            }
+        } else {
+            match byte {
+                b' ' | b'\n' if old > 0 && new > 0 => (Context, old - 1, new - 1),
+                b'-' if old > 0 => (Remove, old - 1, new),
+                b'+' if new > 0 => (Add, old, new - 1),
+                _ => return None,
+            }
+        };
+        self.ctx = if self.mode != Mode::Recount && old2 == 0 && new2 == 0 {
+            Ctx::HunkDone { bs: true }
+        } else {
+            let last =
+                self.mode == Mode::Recount || (old2 == 0 && old > 0) || (new2 == 0 && new > 0);
+            Ctx::Hunk {
+                old: old2,
+                new: new2,
+                bs: last,
+            }
+        };
+        self.pos = if byte == b'\n' {
+            Pos::Start
+        } else {
+            Pos::Stream(Class::Body(kind))
+        };
+        self.consumed += 1;
+        Some(kind)
+    }
+
+    /// The fast path of a name or text value: takes the longest prefix of `bytes` that holds
+    /// no LF and keeps the line within `max_line` (exactly what byte-by-byte stepping would
+    /// take without a demotion) and returns its length; 0 outside such a value.
+    #[inline]
+    pub fn value_run(&mut self, bytes: &[u8]) -> usize {
+        let Pos::Value { kw, value } = self.pos else {
+            return 0;
+        };
+        if self.error.is_some() {
+            return 0;
+        }
+        if let Value::Index {
+            phase: phase @ (0 | 2),
+            ..
+        } = value
+        {
+            // Hex digits: each needs room for the rest of the line after it.
+            let rest = if phase == 0 { 4 } else { 1 };
+            let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + rest) as usize;
+            let n = bytes[..bytes.len().min(room)]
+                .iter()
+                .take_while(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                .count();
+            if n > 0 {
+                self.pos = Pos::Value {
+                    kw,
+                    value: Value::Index {
+                        phase,
+                        empty: false,
+                    },
+                };
+                self.line_len += n as u32;
+                self.consumed += n as u64;
+            }
+            return n;
+        }
+        if let Value::Mode { digits } | Value::Range(Range { digits, .. }) = value {
+            return self.digit_run(kw, value, digits, bytes);
+        }
+        if !matches!(value, Value::Path { .. } | Value::Text) {
+            return 0;
+        }
+        let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + 1) as usize;
+        let limit = bytes.len().min(room);
+        let n = memchr::memchr(b'\n', &bytes[..limit]).unwrap_or(limit);
+        if n > 0 {
+            if let Pos::Value {
+                value: Value::Path { .. },
+                ..
+            } = self.pos
+            {
+                self.pos = Pos::Value {
+                    kw,
+                    value: Value::Path { empty: false },
+                };
+            }
+            self.line_len += n as u32;
+            self.consumed += n as u64;
+        }
+        n
+    }
+
+    /// The lines still owed by the hunk the machine is in, when it is at a line start in a
+    /// `strict` or `git` hunk body: the entry to the parser's tight loop over body lines.
+    #[inline]
+    pub fn hunk_owed(&self) -> Option<(u64, u64)> {
+        match (self.pos, self.ctx) {
+            (Pos::Start, Ctx::Hunk { old, new, .. })
+                if self.mode != Mode::Recount && self.error.is_none() =>
+            {
+                Some((old, new))
+            }
+            _ => None,
+        }
+    }
+
+    /// Leaves the parser's tight loop: `old`/`new` lines still owed, `bs` whether a `\` line
+    /// may come, `open` the side of a body line whose LF has not arrived yet, `taken` the bytes
+    /// the loop consumed. The loop only takes what [`step`](Self::step) would have taken.
+    #[inline]
+    pub fn resume_hunk(
+        &mut self,
+        old: u64,
+        new: u64,
+        bs: bool,
+        open: Option<super::LineKind>,
+        taken: usize,
+    ) {
+        self.ctx = if old == 0 && new == 0 {
+            Ctx::HunkDone { bs }
+        } else {
+            Ctx::Hunk { old, new, bs }
+        };
+        self.pos = match open {
+            Some(kind) => Pos::Stream(Class::Body(kind)),
+            None => Pos::Start,
+        };
+        self.line_len = 0;
+        self.consumed += taken as u64;
+    }
+
+    /// The fast path of a keyword: with one candidate left, takes the bytes of `bytes` that
+    /// continue it, short of its last byte (whose action [`step`](Self::step) takes), and
+    /// returns how many. With the candidate set unchanged, stepping them would do nothing else.
+    #[inline]
+    pub fn keyword_run(&mut self, bytes: &[u8]) -> usize {
+        let Pos::Kw {
+            cands,
+            matched,
+            div,
+        } = self.pos
+        else {
+            return 0;
+        };
+        if cands.count_ones() != 1 || self.error.is_some() {
+            return 0;
+        }
+        let text = kw::TEXT[cands.trailing_zeros() as usize];
+        let want = &text[matched as usize..text.len() - 1];
+        let n = want.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+        if n > 0 {
+            let matched = matched + n as u8;
+            self.pos = Pos::Kw {
+                cands,
+                matched,
+                div,
+            };
+            self.line_len = matched as u32;
+            self.consumed += n as u64;
+        }
+        n
+    }
+
+    /// The digits of a mode or of a hunk range, as [`value_run`](Self::value_run) takes them.
+    #[inline]
+    fn digit_run(&mut self, kw: u8, value: Value, digits: u8, bytes: &[u8]) -> usize {
+        let (max, field) = match value {
+            Value::Mode { .. } => (value::MAX_MODE_DIGITS, None),
+            Value::Range(r) if r.field <= 3 => (value::MAX_RANGE_DIGITS, Some(r.field)),
+            _ => return 0,
+        };
+        let next = |d: u8| match field {
+            None => Value::Mode { digits: d },
+            Some(field) => Value::Range(Range { field, digits: d }),
+        };
+        let rest = next(1).min_rest() as u64;
+        let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + rest) as usize;
+        let limit = bytes.len().min(room).min((max - digits.min(max)) as usize);
+        let top = if field.is_none() { b'7' } else { b'9' };
+        let n = bytes[..limit]
+            .iter()
+            .take_while(|b| (b'0'..=top).contains(b))
+            .count();
+        if n == 0 {
+            return 0;
+        }
+        if let Some(field) = field {
+            let i = field as usize;
+            let mut acc = if digits == 0 { 0 } else { self.nums[i] };
+            for &b in &bytes[..n] {
+                acc = acc * 10 + (b - b'0') as u64;
+            }
+            self.nums[i] = acc;
+        }
+        self.pos = Pos::Value {
+            kw,
+            value: next(digits + n as u8),
+        };
+        self.line_len += n as u32;
+        self.consumed += n as u64;
+        n
+    }
+
+    /// Takes the LF that ends a streaming line (what [`step`](Self::step) does with it).
+    #[inline]
+    pub fn end_streaming_line(&mut self) {
+        if self.streaming().is_some() {
+            self.pos = Pos::Start;
+            self.line_len = 0;
+            self.consumed += 1;
+        }
+    }
+
     /// Whether a tentative header is pending, and how many of its lines are complete.
     pub fn tentative_lines(&self) -> Option<u8> {
         match (self.tent, self.ctx) {
@@ -492,7 +721,8 @@ impl UdiffMachine {
         if let Some(error) = self.error {
             return Err(error);
         }
-        let before = *self;
+        // Only these change before a transition can fail.
+        let before = (self.ctx, self.pos, self.tent, self.line_len);
         match self.transition(byte) {
             Ok(stepped) => {
                 if !matches!(stepped.step, Step::Abandon { .. }) {
@@ -504,7 +734,7 @@ impl UdiffMachine {
                 Ok(stepped)
             }
             Err(kind) => {
-                *self = before;
+                (self.ctx, self.pos, self.tent, self.line_len) = before;
                 let error = ParseError {
                     offset: self.consumed,
                     byte,
