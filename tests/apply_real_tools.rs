@@ -328,7 +328,10 @@ fn checkout(root: &Path, rev: &str) -> tempfile::TempDir {
 fn the_project_history_replays_commit_by_commit() {
     let Some(root) = repo_root() else {
         // CI works on a clone with full history; elsewhere (a source tarball) there may be none.
-        assert!(std::env::var_os("CI").is_none(), "CI needs the repository's history");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs the repository's history"
+        );
         eprintln!("no git history here; skipped");
         return;
     };
