@@ -155,6 +155,18 @@ fn fuzz_drops_outer_context_when_asked() {
 }
 
 #[test]
+fn fuzz_also_lifts_the_anchoring_of_hunks_without_context() {
+    // A `-U0` hunk in the middle of a file: git refuses it (no trailing context means "at the
+    // end"); with fuzz it goes where its line is.
+    let p = git_patch("f", "f", vec![hunk(5, 5, &["-l5", "+L5"])]);
+    let dir = workspace(&[("f", &numbered(10))]);
+    let e = apply(&dir, DiffOptions::default(), std::slice::from_ref(&p)).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LinesNotFound);
+    apply(&dir, DiffOptions { strip: 1, fuzz: 1 }, &[p]).unwrap();
+    assert_eq!(read(&dir, "f"), numbered(10).replace("l5\n", "L5\n"));
+}
+
+#[test]
 fn strip_levels() {
     let dir = workspace(&[("deep/f", "a\n")]);
     let mut p = git_patch("f", "f", vec![hunk(1, 1, &["-a", "+b"])]);

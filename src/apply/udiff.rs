@@ -597,10 +597,16 @@ fn apply_hunk(open: &mut OpenFile, hunk: &Hunk, fuzz: usize) -> Result<(), Apply
         open.image.replace(at, pre.len(), &post);
         return Ok(());
     }
-    for f in 1..=fuzz {
+    // With fuzz, first drop the anchoring (a model's hunk may lack trailing context in the
+    // middle of a file), then up to `fuzz` outer context lines on each side.
+    let tries = if fuzz == 0 { 0 } else { fuzz + 1 };
+    for f in 0..tries {
         let lead = f.min(leading);
         let trail = f.min(trailing);
-        if lead + trail == 0 || lead + trail > pre.len() {
+        if (f > 0 && lead + trail == 0) || lead + trail > pre.len() {
+            continue;
+        }
+        if f == 0 && !(match_beginning || match_end) {
             continue;
         }
         let p = &pre[lead..pre.len() - trail];
