@@ -379,3 +379,97 @@ fn the_project_history_replays_commit_by_commit() {
     }
     assert!(replayed > 0);
 }
+
+#[test]
+fn fuzz_agrees_with_gnu_patch_on_drifted_context() {
+    let mut compared = 0;
+    let mut drifted_cases = 0;
+    for seed in 40..100 {
+        let mut rng = Rng(seed * 7919 + 3);
+        let old = text(&mut rng, 80);
+        let new = edit_text(&mut rng, &old);
+        if new == old || !new.ends_with('\n') || !old.ends_with('\n') {
+            continue;
+        }
+        let work = tempfile::tempdir().unwrap();
+        let w = work.path();
+        write(w, "a/f.txt", old.as_bytes());
+        write(w, "b/f.txt", new.as_bytes());
+        let diff = tool(w, "diff", &["-u", "a/f.txt", "b/f.txt"]);
+        // The file the diff is applied to has drifted: a few lines that are context of the
+        // hunks (never changed by them) are edited.
+        let changed: Vec<usize> = {
+            let body = String::from_utf8_lossy(&diff).into_owned();
+            let mut ctx_lines = Vec::new();
+            let mut line_no = 0usize;
+            for l in body.lines() {
+                if let Some(rest) = l.strip_prefix("@@ -") {
+                    line_no = rest
+                        .split([',', ' '])
+                        .next()
+                        .unwrap()
+                        .parse::<usize>()
+                        .unwrap();
+                } else if l.starts_with(' ') {
+                    ctx_lines.push(line_no);
+                    line_no += 1;
+                } else if l.starts_with('-') && !l.starts_with("---") {
+                    line_no += 1;
+                }
+            }
+            ctx_lines
+                .into_iter()
+                .filter(|_| rng.below(4) == 0)
+                .take(2)
+                .collect()
+        };
+        let drifted: String = old
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                if changed.contains(&(i + 1)) {
+                    format!("{l} drifted\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        let ours = tempfile::tempdir().unwrap();
+        let theirs = tempfile::tempdir().unwrap();
+        write(ours.path(), "f.txt", drifted.as_bytes());
+        write(theirs.path(), "f.txt", drifted.as_bytes());
+        let patch_file = w.join("p.diff");
+        fs::write(&patch_file, &diff).unwrap();
+        let gnu = Command::new("patch")
+            .args([
+                "-s",
+                "-p1",
+                "-F2",
+                "--no-backup-if-mismatch",
+                "-r",
+                "-",
+                "-i",
+            ])
+            .arg(&patch_file)
+            .current_dir(theirs.path())
+            .output()
+            .unwrap();
+        let ws = Workspace::new(ours.path()).unwrap();
+        let options = DiffOptions { strip: 1, fuzz: 2 };
+        let r = apply_diff_stream(UdiffParser::git(), &diff, 0, ws, options, |_, _| {});
+        if gnu.status.success() {
+            r.unwrap_or_else(|e| panic!("seed {seed}: GNU patch applied it, frontier: {e}"));
+            assert_eq!(
+                fs::read(ours.path().join("f.txt")).unwrap(),
+                fs::read(theirs.path().join("f.txt")).unwrap(),
+                "seed {seed}"
+            );
+            compared += 1;
+            drifted_cases += usize::from(!changed.is_empty());
+        }
+    }
+    assert!(
+        compared >= 20 && drifted_cases >= 10,
+        "only {compared} ({drifted_cases}) compared"
+    );
+}
