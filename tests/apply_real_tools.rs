@@ -173,6 +173,7 @@ fn base_and_edit(seed: u64) -> (tempfile::TempDir, tempfile::TempDir) {
     write(r, "no_newline.txt", b"a\nb\nc");
     write(r, "gone.txt", b"to be deleted\n");
     write(r, "rename_me.txt", text(&mut rng, 30).as_bytes());
+    write(r, "copy_me.txt", text(&mut rng, 40).as_bytes());
     write(r, "run.sh", b"#!/bin/sh\necho hi\n");
     let bin: Vec<u8> = (0..3000)
         .map(|i| ((i * 7 + seed as usize) % 251) as u8)
@@ -200,6 +201,12 @@ fn base_and_edit(seed: u64) -> (tempfile::TempDir, tempfile::TempDir) {
         "moved/renamed.txt",
         edit_text(&mut rng, &moved).as_bytes(),
     );
+    let original = fs::read_to_string(r.join("copy_me.txt")).unwrap();
+    write(
+        r,
+        "copies/copied.txt",
+        format!("{original}one more line\n").as_bytes(),
+    );
     fs::set_permissions(r.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
     let mut bin2 = bin.clone();
     bin2[100] ^= 0xff;
@@ -217,7 +224,26 @@ fn git_diff_applied_by_frontier_and_git_apply_gives_the_same_tree() {
         let (repo, base) = base_and_edit(seed);
         let r = repo.path();
         git(r, &["add", "-A"]);
-        let diff = git(r, &["diff", "--cached", "--binary", "-M", "HEAD"]);
+        let diff = git(
+            r,
+            &[
+                "diff",
+                "--cached",
+                "--binary",
+                "-M",
+                "-C",
+                "--find-copies-harder",
+                "HEAD",
+            ],
+        );
+        assert!(
+            diff.windows(10).any(|w| w == b"copy from "),
+            "the diff has a copy"
+        );
+        assert!(
+            diff.windows(12).any(|w| w == b"rename from "),
+            "the diff has a rename"
+        );
         let expected = snapshot(r);
 
         let ours = tempfile::tempdir().unwrap();
