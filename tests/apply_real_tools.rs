@@ -339,10 +339,24 @@ fn repo_root() -> Option<PathBuf> {
     ok.then_some(root)
 }
 
-/// `git archive REV` extracted into a fresh directory.
-fn checkout(root: &Path, rev: &str) -> tempfile::TempDir {
+/// The files of `paths` that exist at `rev`, as `git archive` writes them (modes included),
+/// extracted into a fresh directory.
+fn checkout(root: &Path, rev: &str, paths: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let tar = git(root, &["archive", "--format=tar", rev]);
+    let mut ls = vec!["ls-tree", "-r", "--name-only", "-z", rev, "--"];
+    ls.extend_from_slice(paths);
+    let listed = git(root, &ls);
+    let present: Vec<&str> = listed
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| std::str::from_utf8(p).unwrap())
+        .collect();
+    if present.is_empty() {
+        return dir;
+    }
+    let mut args = vec!["archive", "--format=tar", rev, "--"];
+    args.extend_from_slice(&present);
+    let tar = git(root, &args);
     let tar_file = dir.path().join(".archive.tar");
     fs::write(&tar_file, tar).unwrap();
     tool(dir.path(), "tar", &["-xf", ".archive.tar"]);
@@ -363,7 +377,7 @@ fn the_project_history_replays_commit_by_commit() {
     };
     let revs = String::from_utf8(git(
         &root,
-        &["rev-list", "--no-merges", "--max-count=40", "HEAD"],
+        &["rev-list", "--no-merges", "--max-count=50", "HEAD"],
     ))
     .unwrap();
     let mut replayed = 0;
@@ -393,9 +407,19 @@ fn the_project_history_replays_commit_by_commit() {
         if diff.is_empty() {
             continue;
         }
-        let tree = checkout(&root, &parent);
+        // Only the paths the commit touches: the diff cannot change any other.
+        let names = git(
+            &root,
+            &["diff", "--no-renames", "--name-only", "-z", &parent, commit],
+        );
+        let paths: Vec<&str> = names
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| std::str::from_utf8(p).unwrap())
+            .collect();
+        let tree = checkout(&root, &parent, &paths);
         frontier_apply(tree.path(), &diff, 1);
-        let expected = checkout(&root, commit);
+        let expected = checkout(&root, commit, &paths);
         assert_eq!(
             snapshot(tree.path()),
             snapshot(expected.path()),
