@@ -230,6 +230,13 @@ impl PushParser for CodexParser {
     where
         F: for<'e> FnMut(PatchEvent<'e>),
     {
+        if let [byte] = *chunk {
+            // A decoder's push: one byte, most often an ASCII character of a line's text.
+            if self.machine.plain_byte(byte) {
+                self.line.push(byte);
+                return Ok(());
+            }
+        }
         if let Some(error) = self.machine.error() {
             return Err(error);
         }

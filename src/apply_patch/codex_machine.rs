@@ -491,6 +491,17 @@ impl CodexMachine {
         }
     }
 
+    /// Takes `byte` if it is an ASCII character of free text (the common case, inline);
+    /// otherwise does nothing and returns false.
+    #[inline]
+    pub fn plain_byte(&mut self, byte: u8) -> bool {
+        if byte < 0x80 && byte != b'\n' && self.in_plain_text() {
+            self.consumed += 1;
+            return true;
+        }
+        false
+    }
+
     /// Takes one byte. On a refusal the machine enters its sticky error state.
     #[inline]
     pub fn step(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
@@ -527,7 +538,18 @@ impl CodexMachine {
                     ws: is_whitespace(cp),
                 },
                 Decoded::Partial => return Ok(Step::Byte),
-                Decoded::Invalid => unreachable_refusal(),
+                Decoded::Invalid => {
+                    // `allowed()` never lets an invalid byte through; stay safe if it did.
+                    self.consumed -= 1;
+                    let kind = PatchErrorKind::InvalidUtf8;
+                    let error = ParseError {
+                        offset: self.consumed,
+                        byte,
+                        kind,
+                    };
+                    self.error = Some(error);
+                    return Err(error);
+                }
             }
         };
         self.char(ch);
@@ -856,9 +878,4 @@ fn heredoc_complete(cands: u8, matched: u8) -> bool {
         .iter()
         .enumerate()
         .any(|(i, t)| cands & (1 << i) != 0 && t.len() == matched as usize)
-}
-
-/// `allowed()` already refused every byte the decoder would call invalid.
-fn unreachable_refusal() -> Ch {
-    Ch::Multi { ws: false }
 }

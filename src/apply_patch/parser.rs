@@ -105,6 +105,13 @@ impl PushParser for StrictParser {
     where
         F: for<'e> FnMut(PatchEvent<'e>),
     {
+        if let [byte] = *chunk {
+            // A decoder's push: one byte, most often an ASCII character of content.
+            if let Some(kind) = self.machine.content_byte(byte) {
+                on_event(data(kind, chunk));
+                return Ok(());
+            }
+        }
         if let Some(error) = self.machine.error() {
             return Err(error);
         }

@@ -324,6 +324,26 @@ impl StrictMachine {
         taken
     }
 
+    /// Takes `byte` if it is an ASCII character of content (the common case, inline) and
+    /// returns the content's kind; otherwise does nothing and returns `None`.
+    #[inline]
+    pub fn content_byte(&mut self, byte: u8) -> Option<TextKind> {
+        if let State::Text {
+            kind,
+            nonempty,
+            utf8,
+            ..
+        } = &mut self.state
+        {
+            if byte < 0x80 && byte != b'\n' && utf8.at_boundary() && self.error.is_none() {
+                *nonempty = true;
+                self.consumed += 1;
+                return Some(*kind);
+            }
+        }
+        None
+    }
+
     /// Takes one byte. On a refusal the machine enters its sticky error state.
     #[inline]
     pub fn step(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
