@@ -273,12 +273,12 @@ impl UdiffParser {
                 self.tent.clear();
                 self.emit_header(on_event);
             }
-            Step::HunkHeader { ranges } => {
+            Step::HunkHeader => {
                 self.line.push(byte);
                 let ranges = if self.machine.mode() == Mode::Recount {
                     header::lenient_ranges(&self.line)
                 } else {
-                    ranges
+                    self.machine.ranges()
                 };
                 self.old_seen = 0;
                 self.new_seen = 0;
