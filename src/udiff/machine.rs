@@ -692,6 +692,26 @@ impl UdiffMachine {
     }
 
     fn start_allowed(&self) -> ByteSet {
+        // In a hunk body, the spec's table: the counts decide (the hot case for a decoder).
+        if let Ctx::Hunk { old, new, bs } = self.ctx {
+            if self.mode == Mode::Recount {
+                return if bs { ByteSet::FULL } else { ByteSet::FULL.without(b'\\') };
+            }
+            let mut set = ByteSet::EMPTY;
+            if old > 0 && new > 0 {
+                set = set.with(b' ').with(b'\n');
+            }
+            if old > 0 {
+                set = set.with(b'-');
+            }
+            if new > 0 {
+                set = set.with(b'+');
+            }
+            if bs {
+                set = set.with(b'\\');
+            }
+            return set;
+        }
         let mut set = ByteSet::EMPTY;
         for b in 0..=255u8 {
             if self.start_ok(b) {
