@@ -142,11 +142,9 @@ pub enum Step {
     /// The byte completed `@@ -` (or `@@`) after a tentative `---`/`+++` pair: they are a
     /// file header. The byte is held as part of the hunk header line.
     TentativeHeader,
-    /// The LF of a hunk header, with the ranges read (`recount`: the line must be parsed).
-    HunkHeader {
-        /// `[old_start, old_count, new_start, new_count]`.
-        ranges: [u64; 4],
-    },
+    /// The LF of a hunk header; [`UdiffMachine::ranges`] has its ranges (`recount`: the line
+    /// must be parsed).
+    HunkHeader,
     /// The LF of a base85 line.
     Base85Line,
     /// The blank line that ends a binary block.
@@ -231,6 +229,12 @@ impl UdiffMachine {
     /// The sticky error.
     pub fn error(&self) -> Option<ParseError<UdiffErrorKind>> {
         self.error
+    }
+
+    /// The ranges of the last hunk header read in `strict`/`git` mode:
+    /// `[old_start, old_count, new_start, new_count]`, counts 1 when omitted.
+    pub fn ranges(&self) -> [u64; 4] {
+        self.nums
     }
 
     /// Whether the machine streams line content, so that a caller may skip to the next LF.
@@ -332,10 +336,19 @@ impl UdiffMachine {
             }
             return n;
         }
-        if let Value::Mode { digits } | Value::Range(Range { digits, .. }) = value {
+        if let Value::Mode { digits }
+        | Value::Range(Range {
+            field: 0..=3,
+            digits,
+        }) = value
+        {
             return self.digit_run(kw, value, digits, bytes);
         }
-        if !matches!(value, Value::Path { .. } | Value::Text) {
+        // Names, recount headers and section text: any bytes but LF.
+        if !matches!(
+            value,
+            Value::Path { .. } | Value::Text | Value::Range(Range { field: 7, .. })
+        ) {
             return 0;
         }
         let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + 1) as usize;
@@ -679,6 +692,26 @@ impl UdiffMachine {
     }
 
     fn start_allowed(&self) -> ByteSet {
+        // In a hunk body, the spec's table: the counts decide (the hot case for a decoder).
+        if let Ctx::Hunk { old, new, bs } = self.ctx {
+            if self.mode == Mode::Recount {
+                return if bs { ByteSet::FULL } else { ByteSet::FULL.without(b'\\') };
+            }
+            let mut set = ByteSet::EMPTY;
+            if old > 0 && new > 0 {
+                set = set.with(b' ').with(b'\n');
+            }
+            if old > 0 {
+                set = set.with(b'-');
+            }
+            if new > 0 {
+                set = set.with(b'+');
+            }
+            if bs {
+                set = set.with(b'\\');
+            }
+            return set;
+        }
         let mut set = ByteSet::EMPTY;
         for b in 0..=255u8 {
             if self.start_ok(b) {
@@ -1141,7 +1174,6 @@ impl UdiffMachine {
             },
             (kw::ATAT_DASH, _) => {
                 let [_, old, _, new] = self.nums;
-                let ranges = self.nums;
                 self.ctx = if old == 0 && new == 0 {
                     Ctx::HunkDone { bs: false }
                 } else {
@@ -1151,7 +1183,7 @@ impl UdiffMachine {
                         bs: false,
                     }
                 };
-                return plain(Step::HunkHeader { ranges });
+                return plain(Step::HunkHeader);
             }
             (kw::ATAT, _) => {
                 self.ctx = Ctx::Hunk {
@@ -1159,7 +1191,7 @@ impl UdiffMachine {
                     new: 0,
                     bs: false,
                 };
-                return plain(Step::HunkHeader { ranges: [0; 4] });
+                return plain(Step::HunkHeader);
             }
             (k, Ctx::GitHdr { seen }) => Ctx::GitHdr {
                 seen: seen | kw::bit(k),

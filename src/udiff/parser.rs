@@ -184,8 +184,10 @@ impl UdiffParser {
         F: for<'e> FnMut(UdiffEvent<'e>),
     {
         self.garbage_start = None;
+        let (old_in, new_in) = (old, new);
+        // The counts before the last line taken: whether it ended a side decides `\`.
+        let (mut old_before, mut new_before) = (old, new);
         let mut at = 0;
-        let mut bs = false;
         let mut open = None;
         while at < bytes.len() && (old > 0 || new > 0) {
             let byte = bytes[at];
@@ -199,10 +201,8 @@ impl UdiffParser {
             } else {
                 break;
             };
-            bs = (old2 == 0 && old > 0) || (new2 == 0 && new > 0);
+            (old_before, new_before) = (old, new);
             (old, new) = (old2, new2);
-            self.old_seen += (kind != LineKind::Add) as u64;
-            self.new_seen += (kind != LineKind::Remove) as u64;
             on_event(UdiffEvent::Line { kind });
             at += 1;
             if byte == b'\n' {
@@ -226,6 +226,9 @@ impl UdiffParser {
             }
         }
         if at > 0 {
+            self.old_seen += old_in - old;
+            self.new_seen += new_in - new;
+            let bs = (old == 0 && old_before > 0) || (new == 0 && new_before > 0);
             self.machine.resume_hunk(old, new, bs, open, at);
         }
         at
@@ -273,12 +276,12 @@ impl UdiffParser {
                 self.tent.clear();
                 self.emit_header(on_event);
             }
-            Step::HunkHeader { ranges } => {
+            Step::HunkHeader => {
                 self.line.push(byte);
                 let ranges = if self.machine.mode() == Mode::Recount {
                     header::lenient_ranges(&self.line)
                 } else {
-                    ranges
+                    self.machine.ranges()
                 };
                 self.old_seen = 0;
                 self.new_seen = 0;
