@@ -249,6 +249,23 @@ fn a_pure_addition_goes_after_its_context_line_under_safe_and_to_the_end_under_c
     let dir = workspace(&[("c.toml", text)]);
     run(&dir, Policy::Codex, &[op]).unwrap();
     assert_eq!(read(&dir, "c.toml"), "[a]\nx = 1\n[b]\ny = 2\nnew = 0\n");
+    // A context line that occurs twice cannot place a pure addition.
+    let dir = workspace(&[("c.toml", "[a]\nx\n[a]\ny\n")]);
+    let op = update("c.toml", vec![chunk(Some("[a]"), vec![add("new")])]);
+    let e = run(&dir, Policy::Safe, &[op]).unwrap_err();
+    assert_eq!(
+        (e.error.kind, e.error.candidates.clone()),
+        (ErrorKind::Ambiguous, vec![1, 3])
+    );
+    // In a CRLF file the added lines get CRLF.
+    let dir = workspace(&[("w.ini", "[a]\r\nx\r\n")]);
+    run(
+        &dir,
+        Policy::Safe,
+        &[update("w.ini", vec![chunk(Some("[a]"), vec![add("n")])])],
+    )
+    .unwrap();
+    assert_eq!(read(&dir, "w.ini"), "[a]\r\nn\r\nx\r\n");
     // A bare @@ appends under both.
     for policy in [Policy::Safe, Policy::Codex] {
         let dir = workspace(&[("c.toml", text)]);
