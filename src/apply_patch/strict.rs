@@ -357,12 +357,12 @@ impl StrictMachine {
         // The common cases first: an ASCII character of content, the next byte of a marker.
         if self.error.is_none() {
             match &mut self.state {
-                State::Text { nonempty, utf8, .. } => {
-                    if byte < 0x80 && byte != b'\n' && utf8.at_boundary() {
-                        *nonempty = true;
-                        self.consumed += 1;
-                        return Ok(Step::Content { char_end: true });
-                    }
+                State::Text { nonempty, utf8, .. }
+                    if byte < 0x80 && byte != b'\n' && utf8.at_boundary() =>
+                {
+                    *nonempty = true;
+                    self.consumed += 1;
+                    return Ok(Step::Content { char_end: true });
                 }
                 State::Marker { cands, matched } => {
                     if let Some(text) = cands.single() {
