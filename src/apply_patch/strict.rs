@@ -258,20 +258,27 @@ impl StrictMachine {
     /// The bytes that may come next. Empty after an error.
     #[inline]
     pub fn allowed(&self) -> ByteSet {
-        // The common case inline: between characters of content.
-        if let State::Text {
-            kind,
-            nonempty,
-            utf8,
-            ..
-        } = self.state
-        {
-            if utf8.at_boundary() && self.error.is_none() {
-                return if nonempty || kind.may_be_empty() {
-                    CHAR_START_LF
-                } else {
-                    CHAR_START
-                };
+        // The common cases inline: between characters of content, inside a marker.
+        if self.error.is_none() {
+            match self.state {
+                State::Text {
+                    kind,
+                    nonempty,
+                    utf8,
+                    ..
+                } if utf8.at_boundary() => {
+                    return if nonempty || kind.may_be_empty() {
+                        CHAR_START_LF
+                    } else {
+                        CHAR_START
+                    };
+                }
+                State::Marker { cands, matched } => {
+                    if let Some(&b) = cands.single().and_then(|t| t.get(matched as usize)) {
+                        return ByteSet::single(b);
+                    }
+                }
+                _ => {}
             }
         }
         self.allowed_slow()
@@ -347,12 +354,27 @@ impl StrictMachine {
     /// Takes one byte. On a refusal the machine enters its sticky error state.
     #[inline]
     pub fn step(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
-        // The common case first: an ASCII character of content.
-        if let State::Text { nonempty, utf8, .. } = &mut self.state {
-            if byte < 0x80 && byte != b'\n' && utf8.at_boundary() && self.error.is_none() {
-                *nonempty = true;
-                self.consumed += 1;
-                return Ok(Step::Content { char_end: true });
+        // The common cases first: an ASCII character of content, the next byte of a marker.
+        if self.error.is_none() {
+            match &mut self.state {
+                State::Text { nonempty, utf8, .. }
+                    if byte < 0x80 && byte != b'\n' && utf8.at_boundary() =>
+                {
+                    *nonempty = true;
+                    self.consumed += 1;
+                    return Ok(Step::Content { char_end: true });
+                }
+                State::Marker { cands, matched } => {
+                    if let Some(text) = cands.single() {
+                        let at = *matched as usize;
+                        if at + 1 < text.len() && text[at] == byte {
+                            *matched += 1;
+                            self.consumed += 1;
+                            return Ok(Step::Pending);
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         self.step_slow(byte)
