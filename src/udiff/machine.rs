@@ -394,11 +394,32 @@ impl UdiffMachine {
         if cands.count_ones() != 1 || self.error.is_some() {
             return 0;
         }
-        let text = kw::TEXT[cands.trailing_zeros() as usize];
-        let want = &text[matched as usize..text.len() - 1];
+        let k = cands.trailing_zeros() as u8;
+        let text = kw::TEXT[k as usize];
+        let want = &text[matched as usize..];
         let n = want.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+        if n == 0 {
+            return 0;
+        }
+        let matched = matched + n as u8;
+        if matched as usize == text.len() {
+            // The last byte: its action is taken here when it only holds the byte (the usual
+            // case: a value follows); anything more (an error, a tentative header proven, a
+            // `GIT binary patch` line) is left to `step`.
+            let mut done = *self;
+            done.line_len = matched as u32;
+            done.consumed += n as u64;
+            if done.keyword_done(k) != Ok(plain(Step::Held)) {
+                return self.keyword_run_to(cands, matched - 1, div, n - 1);
+            }
+            *self = done;
+            return n;
+        }
+        self.keyword_run_to(cands, matched, div, n)
+    }
+
+    fn keyword_run_to(&mut self, cands: KwSet, matched: u8, div: Div, n: usize) -> usize {
         if n > 0 {
-            let matched = matched + n as u8;
             self.pos = Pos::Kw {
                 cands,
                 matched,
