@@ -311,45 +311,13 @@ impl UdiffMachine {
         if self.error.is_some() {
             return 0;
         }
-        if let Value::Index {
-            phase: phase @ (0 | 2),
-            ..
-        } = value
-        {
-            // Hex digits: each needs room for the rest of the line after it.
-            let rest = if phase == 0 { 4 } else { 1 };
-            let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + rest) as usize;
-            let n = bytes[..bytes.len().min(room)]
-                .iter()
-                .take_while(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-                .count();
-            if n > 0 {
-                self.pos = Pos::Value {
-                    kw,
-                    value: Value::Index {
-                        phase,
-                        empty: false,
-                    },
-                };
-                self.line_len += n as u32;
-                self.consumed += n as u64;
-            }
-            return n;
-        }
-        if let Value::Mode { digits }
-        | Value::Range(Range {
-            field: 0..=3,
-            digits,
-        }) = value
-        {
-            return self.digit_run(kw, value, digits, bytes);
-        }
-        // Names, recount headers and section text: any bytes but LF.
+        // Names, recount headers and section text: any bytes but LF, found with `memchr`;
+        // the other values are short grammars, stepped here without the general dispatch.
         if !matches!(
             value,
             Value::Path { .. } | Value::Text | Value::Range(Range { field: 7, .. })
         ) {
-            return 0;
+            return self.grammar_run(kw, value, bytes);
         }
         let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + 1) as usize;
         let limit = bytes.len().min(room);
@@ -426,11 +394,32 @@ impl UdiffMachine {
         if cands.count_ones() != 1 || self.error.is_some() {
             return 0;
         }
-        let text = kw::TEXT[cands.trailing_zeros() as usize];
-        let want = &text[matched as usize..text.len() - 1];
+        let k = cands.trailing_zeros() as u8;
+        let text = kw::TEXT[k as usize];
+        let want = &text[matched as usize..];
         let n = want.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+        if n == 0 {
+            return 0;
+        }
+        let matched = matched + n as u8;
+        if matched as usize == text.len() {
+            // The last byte: its action is taken here when it only holds the byte (the usual
+            // case: a value follows); anything more (an error, a tentative header proven, a
+            // `GIT binary patch` line) is left to `step`.
+            let mut done = *self;
+            done.line_len = matched as u32;
+            done.consumed += n as u64;
+            if done.keyword_done(k) != Ok(plain(Step::Held)) {
+                return self.keyword_run_to(cands, matched - 1, div, n - 1);
+            }
+            *self = done;
+            return n;
+        }
+        self.keyword_run_to(cands, matched, div, n)
+    }
+
+    fn keyword_run_to(&mut self, cands: KwSet, matched: u8, div: Div, n: usize) -> usize {
         if n > 0 {
-            let matched = matched + n as u8;
             self.pos = Pos::Kw {
                 cands,
                 matched,
@@ -442,43 +431,38 @@ impl UdiffMachine {
         n
     }
 
-    /// The digits of a mode or of a hunk range, as [`value_run`](Self::value_run) takes them.
-    #[inline]
-    fn digit_run(&mut self, kw: u8, value: Value, digits: u8, bytes: &[u8]) -> usize {
-        let (max, field) = match value {
-            Value::Mode { .. } => (value::MAX_MODE_DIGITS, None),
-            Value::Range(r) if r.field <= 3 => (value::MAX_RANGE_DIGITS, Some(r.field)),
-            _ => return 0,
-        };
-        let next = |d: u8| match field {
-            None => Value::Mode { digits: d },
-            Some(field) => Value::Range(Range { field, digits: d }),
-        };
-        let rest = next(1).min_rest() as u64;
-        let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + rest) as usize;
-        let limit = bytes.len().min(room).min((max - digits.min(max)) as usize);
-        let top = if field.is_none() { b'7' } else { b'9' };
-        let n = bytes[..limit]
-            .iter()
-            .take_while(|b| (b'0'..=top).contains(b))
-            .count();
-        if n == 0 {
-            return 0;
-        }
-        if let Some(field) = field {
-            let i = field as usize;
-            let mut acc = if digits == 0 { 0 } else { self.nums[i] };
-            for &b in &bytes[..n] {
-                acc = acc * 10 + (b - b'0') as u64;
+    /// A value other than a name, as [`value_run`](Self::value_run) takes it: the bytes that
+    /// [`step`](Self::step) would hold, with the same grammar and line-limit checks, up to the
+    /// LF, an error (left to `step`), or the section text of a hunk header (left to `memchr`).
+    fn grammar_run(&mut self, kw: u8, mut value: Value, bytes: &[u8]) -> usize {
+        let mut n = 0usize;
+        for &b in bytes {
+            if b == b'\n' {
+                break;
             }
-            self.nums[i] = acc;
+            let Ok(Some(next)) = value.step(b) else {
+                break;
+            };
+            if self.line_len as u64 + n as u64 + 1 + next.min_rest() as u64 > self.max_line as u64 {
+                break;
+            }
+            if let (Value::Range(r), b'0'..=b'9') = (value, b) {
+                if let Some(i) = r.number() {
+                    let acc = if r.digits == 0 { 0 } else { self.nums[i] };
+                    self.nums[i] = acc * 10 + (b - b'0') as u64;
+                }
+            }
+            value = next;
+            n += 1;
+            if let Value::Range(Range { field: 7, .. }) = value {
+                break;
+            }
         }
-        self.pos = Pos::Value {
-            kw,
-            value: next(digits + n as u8),
-        };
-        self.line_len += n as u32;
-        self.consumed += n as u64;
+        if n > 0 {
+            self.pos = Pos::Value { kw, value };
+            self.line_len += n as u32;
+            self.consumed += n as u64;
+        }
         n
     }
 
@@ -695,7 +679,11 @@ impl UdiffMachine {
         // In a hunk body, the spec's table: the counts decide (the hot case for a decoder).
         if let Ctx::Hunk { old, new, bs } = self.ctx {
             if self.mode == Mode::Recount {
-                return if bs { ByteSet::FULL } else { ByteSet::FULL.without(b'\\') };
+                return if bs {
+                    ByteSet::FULL
+                } else {
+                    ByteSet::FULL.without(b'\\')
+                };
             }
             let mut set = ByteSet::EMPTY;
             if old > 0 && new > 0 {
