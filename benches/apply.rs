@@ -170,7 +170,62 @@ fn bench_apply(c: &mut Criterion) {
             apply_file_patches(ws, DiffOptions::default(), std::slice::from_ref(&patch)).unwrap();
         })
     });
+    // The peers, on the same diff written out as text: `git apply` and GNU `patch`, each a
+    // process (their start-up included, as a runtime calling them would pay it).
+    let diff_file = dir.path().join("p.diff");
+    std::fs::write(&diff_file, render(&patch)).unwrap();
+    for (name, program, args) in [
+        ("git_apply_50_hunks", "git", vec!["apply", "p.diff"]),
+        (
+            "gnu_patch_50_hunks",
+            "patch",
+            vec!["-s", "-p1", "-i", "p.diff"],
+        ),
+    ] {
+        let available = std::process::Command::new(program)
+            .arg("--version")
+            .output()
+            .is_ok();
+        if !available {
+            continue;
+        }
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                std::fs::write(&path, &text).unwrap();
+                let st = std::process::Command::new(program)
+                    .args(&args)
+                    .current_dir(dir.path())
+                    .status()
+                    .unwrap();
+                assert!(st.success());
+            })
+        });
+    }
     g.finish();
+}
+
+/// The diff as `git diff` would print it.
+fn render(p: &FilePatch) -> Vec<u8> {
+    let mut out = b"--- a/big.rs\n+++ b/big.rs\n".to_vec();
+    for h in &p.hunks {
+        out.extend_from_slice(
+            format!(
+                "@@ -{},{} +{},{} @@\n",
+                h.old_start, h.old_count, h.new_start, h.new_count
+            )
+            .as_bytes(),
+        );
+        for l in &h.lines {
+            out.push(match l.kind {
+                LineKind::Context => b' ',
+                LineKind::Remove => b'-',
+                LineKind::Add => b'+',
+            });
+            out.extend_from_slice(&l.content);
+            out.push(b'\n');
+        }
+    }
+    out
 }
 
 criterion_group!(benches, bench_seek, bench_apply);

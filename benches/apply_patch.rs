@@ -9,7 +9,7 @@
 //! costs (criterion's time divided by the bytes in its throughput line).
 
 use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use frontier::apply_patch::{CodexParser, StrictParser};
+use frontier::apply_patch::{CodexParser, StrictMachine, StrictParser};
 use frontier::contract::PushParser;
 use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::ApproximateTokEnv;
@@ -24,12 +24,15 @@ fn patch(size: usize) -> Vec<u8> {
             0 => {
                 p += &format!("*** Add File: src/generated/module_{i}.rs\n");
                 for j in 0..12 {
-                    p += &format!("+pub fn helper_{j}(x: u32) -> u32 {{ x.wrapping_mul({j}) + {i} }} // ok\n");
+                    p += &format!(
+                        "+pub fn helper_{j}(x: u32) -> u32 {{ x.wrapping_mul({j}) + {i} }} // ok\n"
+                    );
                 }
             }
             1 => p += &format!("*** Delete File: old/legacy_{i}.txt\n"),
             2 => {
-                p += &format!("*** Update File: src/lib_{i}.rs\n*** Move to: src/core/lib_{i}.rs\n");
+                p +=
+                    &format!("*** Update File: src/lib_{i}.rs\n*** Move to: src/core/lib_{i}.rs\n");
                 p += "@@ impl Config {\n     pub fn new() -> Self {\n-        Config { verbose: false }\n+        Config { verbose: true, name: \"café ✓\".into() }\n     }\n";
             }
             _ => {
@@ -57,6 +60,17 @@ fn decoder_loop<P: PushParser>(mut parser: P, input: &[u8]) -> bool {
     parser.accepting()
 }
 
+/// The recogniser alone: what a decoder that only needs the mask runs.
+fn machine_loop(input: &[u8]) -> bool {
+    let mut m = StrictMachine::default();
+    for &b in input {
+        if !m.allowed().contains(b) || m.step(b).is_err() {
+            return false;
+        }
+    }
+    m.accepting()
+}
+
 fn llguidance_loop(factory: &ParserFactory, grammar: &TopLevelGrammar, input: &[u8]) -> bool {
     let mut m = Matcher::new(factory.create_parser(grammar.clone()));
     for &b in input {
@@ -78,7 +92,8 @@ fn benches(c: &mut Criterion) {
     let env = ApproximateTokEnv::single_byte_env();
     let mut factory = ParserFactory::new_simple(&env).unwrap();
     factory.set_stderr_log_level(0);
-    let grammar = TopLevelGrammar::from_lark(include_str!("../grammars/apply_patch.lark").to_owned());
+    let grammar =
+        TopLevelGrammar::from_lark(include_str!("../grammars/apply_patch.lark").to_owned());
     assert!(llguidance_loop(&factory, &grammar, small));
 
     let mut g = c.benchmark_group("apply_patch_decoder_loop");
@@ -86,6 +101,9 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(big.len() as u64));
     g.bench_function(BenchmarkId::new("frontier_strict", "1MiB"), |b| {
         b.iter(|| decoder_loop(StrictParser::default(), black_box(&big)))
+    });
+    g.bench_function(BenchmarkId::new("frontier_strict_machine", "1MiB"), |b| {
+        b.iter(|| machine_loop(black_box(&big)))
     });
     g.bench_function(BenchmarkId::new("frontier_codex", "1MiB"), |b| {
         b.iter(|| decoder_loop(CodexParser::new(), black_box(&big)))

@@ -15,6 +15,8 @@
 //!
 //! [`event`] gives every language's events one printable, comparable form, and [`harness`]
 //! holds the drivers and contract checks that the CLI, the tests and the fuzz targets share.
+//! [`apply`] applies the patches the parsers confirm to a workspace: unit by unit as they are
+//! confirmed, all or nothing at the end.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -105,3 +105,48 @@ fn udiff_with_strip_levels() {
     assert!(err.contains("hunk #1 does not apply"), "{err}");
     assert!(err.contains("| -2"), "{err}");
 }
+
+#[test]
+fn a_failure_is_reported_while_the_patch_is_still_arriving() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("f.txt"), "a\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(["apply", "--lang", "apply_patch", "--root"])
+        .arg(dir.path())
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdin = std::sync::Arc::new(std::sync::Mutex::new(child.stdin.take()));
+    // The first chunk cannot apply; the next header confirms it. The stream stays open.
+    let write = |bytes: &[u8]| {
+        let mut guard = stdin.lock().unwrap();
+        let pipe = guard.as_mut().unwrap();
+        pipe.write_all(bytes).unwrap();
+        pipe.flush().unwrap();
+    };
+    write(b"*** Begin Patch\n*** Update File: f.txt\n@@\n-zzz\n+y\n*** Add File: more.txt\n");
+    // A watchdog closes the stream after a while, so that a regression fails instead of hanging.
+    let watchdog = std::sync::Arc::clone(&stdin);
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(30));
+        watchdog.lock().unwrap().take();
+    });
+    let started = std::time::Instant::now();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "reported only at the end"
+    );
+    assert!(first.contains("cannot apply"), "{first}");
+    assert!(first.contains("update f.txt"), "{first}");
+    write(b"+m\n*** End Patch\n");
+    stdin.lock().unwrap().take();
+    assert_eq!(child.wait().unwrap().code(), Some(1));
+    assert!(!dir.path().join("more.txt").exists());
+}

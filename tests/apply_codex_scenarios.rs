@@ -140,7 +140,10 @@ fn the_strict_parser_gives_the_same_trees_except_for_padded_markers() {
             let (lenient, _, _) = run(&name, policy, false);
             if LENIENT_ONLY.contains(&name.as_str()) {
                 assert_ne!(expected, input);
-                assert_eq!(got, input, "{name}: refused by the strict parser, nothing applied");
+                assert_eq!(
+                    got, input,
+                    "{name}: refused by the strict parser, nothing applied"
+                );
             } else {
                 assert_eq!(got, lenient, "{name} {policy:?}");
             }

@@ -18,7 +18,12 @@ fn reference(bytes: &[u8]) -> Result<Vec<FileOperation>, String> {
 }
 
 /// The operations codex mode confirms, and its verdict.
-fn ours(bytes: &[u8]) -> (Vec<FileOperation>, Verdict<frontier::apply_patch::PatchErrorKind>) {
+fn ours(
+    bytes: &[u8],
+) -> (
+    Vec<FileOperation>,
+    Verdict<frontier::apply_patch::PatchErrorKind>,
+) {
     let mut parser = CodexParser::new();
     let mut assembler = OperationAssembler::default();
     let mut ops = Vec::new();
@@ -36,7 +41,11 @@ fn agree(bytes: &[u8], what: &str) {
             assert_eq!(verdict, Verdict::Complete, "{what}: reference accepts");
             assert_eq!(ops, expected, "{what}");
         }
-        Err(why) => assert_ne!(verdict, Verdict::Complete, "{what}: reference refuses ({why})"),
+        Err(why) => assert_ne!(
+            verdict,
+            Verdict::Complete,
+            "{what}: reference refuses ({why})"
+        ),
     }
     let mut parser = CodexParser::new();
     for k in 0..=bytes.len() {
@@ -59,14 +68,24 @@ fn agree(bytes: &[u8], what: &str) {
 /// continuations.
 fn refusals_are_final(bytes: &[u8], what: &str) {
     let mut parser = CodexParser::new();
-    let tails: [&[u8]; 6] = [b"", b"\n*** End Patch", b" x\n*** End Patch", b"\n+x\n*** End Patch", b"\nEOF", b"EOF"];
+    let tails: [&[u8]; 6] = [
+        b"",
+        b"\n*** End Patch",
+        b" x\n*** End Patch",
+        b"\n+x\n*** End Patch",
+        b"\nEOF",
+        b"EOF",
+    ];
     for k in 0..=bytes.len() {
         let allowed = parser.allowed();
         for b in b"\n\r \t*+-@<EOPabx\xc2\xa0\xe3".iter().copied() {
             if allowed.contains(b) {
                 continue;
             }
-            for tail in tails.iter().chain(std::iter::once(&&bytes[k.min(bytes.len())..])) {
+            for tail in tails
+                .iter()
+                .chain(std::iter::once(&&bytes[k.min(bytes.len())..]))
+            {
                 let mut probe = bytes[..k].to_vec();
                 probe.push(b);
                 probe.extend_from_slice(tail);
@@ -89,7 +108,10 @@ fn conformance() -> Vec<(String, Vec<u8>)> {
     for entry in std::fs::read_dir(root).expect("conformance scenarios") {
         let dir = entry.unwrap().path();
         if let Ok(bytes) = std::fs::read(dir.join("patch.txt")) {
-            out.push((dir.file_name().unwrap().to_string_lossy().into_owned(), bytes));
+            out.push((
+                dir.file_name().unwrap().to_string_lossy().into_owned(),
+                bytes,
+            ));
         }
     }
     out.sort();
@@ -103,9 +125,12 @@ fn conformance_patches_parse_as_codex_parses_them() {
     let mut accepted = 0;
     for (name, bytes) in &scenarios {
         agree(bytes, name);
-        harness::check_chunking(&CodexParser::new(), bytes, 1).unwrap_or_else(|e| panic!("{name}: {e}"));
-        harness::check_prefixes(&CodexParser::new(), bytes, 1).unwrap_or_else(|e| panic!("{name}: {e}"));
-        harness::check_byte_at_a_time(CodexParser::new(), bytes, true).unwrap_or_else(|e| panic!("{name}: {e}"));
+        harness::check_chunking(&CodexParser::new(), bytes, 1)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        harness::check_prefixes(&CodexParser::new(), bytes, 1)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        harness::check_byte_at_a_time(CodexParser::new(), bytes, true)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         accepted += reference(bytes).is_ok() as usize;
     }
     // Scenarios that fail only when applied still parse; the ones Codex's parser rejects
@@ -126,19 +151,34 @@ fn corpus_agrees_with_the_reference() {
 #[test]
 fn generated_texts_agree_with_the_reference() {
     // APPLY_PATCH_CASES and APPLY_PATCH_SEED scale the run for a longer local search.
-    let cases: usize = std::env::var("APPLY_PATCH_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(3000);
-    let seed: u64 = std::env::var("APPLY_PATCH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x51f15e3b);
+    let cases: usize = std::env::var("APPLY_PATCH_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000);
+    let seed: u64 = std::env::var("APPLY_PATCH_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x51f15e3b);
     let mut rng = Rng(seed);
     let mut complete = 0;
     for case in 0..cases {
-        let text = if rng.chance(50) { gen::codex_text(&mut rng) } else { gen::valid_patch(&mut rng, false) };
-        let text = if rng.chance(40) { gen::mutate(&mut rng, &text) } else { text };
+        let text = if rng.chance(50) {
+            gen::codex_text(&mut rng)
+        } else {
+            gen::valid_patch(&mut rng, false)
+        };
+        let text = if rng.chance(40) {
+            gen::mutate(&mut rng, &text)
+        } else {
+            text
+        };
         agree(&text, &format!("case {case}"));
         if case % 5 == 0 {
             refusals_are_final(&text, &format!("case {case}"));
             harness::check_byte_at_a_time(CodexParser::new(), &text, true)
                 .unwrap_or_else(|e| panic!("case {case}: {e}"));
-            harness::check_chunking(&CodexParser::new(), &text, 1).unwrap_or_else(|e| panic!("case {case}: {e}"));
+            harness::check_chunking(&CodexParser::new(), &text, 1)
+                .unwrap_or_else(|e| panic!("case {case}: {e}"));
         }
         complete += reference(&text).is_ok() as usize;
     }
@@ -157,21 +197,53 @@ fn lenient_forms() {
         b"*** Begin Patch\n*** Update File: a\n@@\n x\n *** End Patch\n*** End Patch",
     ];
     for &text in accepted {
-        assert!(reference(text).is_ok(), "{:?}", String::from_utf8_lossy(text));
-        assert_eq!(ours(text).1, Verdict::Complete, "{:?}", String::from_utf8_lossy(text));
+        assert!(
+            reference(text).is_ok(),
+            "{:?}",
+            String::from_utf8_lossy(text)
+        );
+        assert_eq!(
+            ours(text).1,
+            Verdict::Complete,
+            "{:?}",
+            String::from_utf8_lossy(text)
+        );
     }
     let refused: &[(&[u8], &str)] = &[
-        (b"*** Begin Patch\n*** Update File: a\n*** End Patch", "empty_update"),
-        (b"*** Begin Patch\n*** Update File: a\n@@\n@@\n-x\n*** End Patch", "bad_context_marker"),
-        (b"*** Begin Patch\n*** Update File: a\n@@foo\n-x\n*** End Patch", "bad_context_marker"),
-        (b"*** Begin Patch\n*** Update File: a\n*** Move to: b\n*** End Patch", "empty_update"),
-        (b"*** Begin Patch\n*** Delete File: a\n*** End Patch\nmore", "trailing_data"),
-        (b"*** Begin Patch\n*** Add File: a\n+\xff\n*** End Patch", "invalid_utf8"),
+        (
+            b"*** Begin Patch\n*** Update File: a\n*** End Patch",
+            "empty_update",
+        ),
+        (
+            b"*** Begin Patch\n*** Update File: a\n@@\n@@\n-x\n*** End Patch",
+            "bad_context_marker",
+        ),
+        (
+            b"*** Begin Patch\n*** Update File: a\n@@foo\n-x\n*** End Patch",
+            "bad_context_marker",
+        ),
+        (
+            b"*** Begin Patch\n*** Update File: a\n*** Move to: b\n*** End Patch",
+            "empty_update",
+        ),
+        (
+            b"*** Begin Patch\n*** Delete File: a\n*** End Patch\nmore",
+            "trailing_data",
+        ),
+        (
+            b"*** Begin Patch\n*** Add File: a\n+\xff\n*** End Patch",
+            "invalid_utf8",
+        ),
     ];
     for &(text, kind) in refused {
         assert!(reference(text).is_err());
         match ours(text).1 {
-            Verdict::Error(e) => assert_eq!(frontier::ErrorKind::as_str(e.kind), kind, "{:?}", String::from_utf8_lossy(text)),
+            Verdict::Error(e) => assert_eq!(
+                frontier::ErrorKind::as_str(e.kind),
+                kind,
+                "{:?}",
+                String::from_utf8_lossy(text)
+            ),
             v => panic!("{:?}: {v:?}", String::from_utf8_lossy(text)),
         }
     }

@@ -13,7 +13,12 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "patch"))
-        .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .map(|p| {
+            (
+                p.file_stem().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
         .collect();
     out.sort();
     out
@@ -24,7 +29,10 @@ fn conformance() -> Vec<(String, Vec<u8>)> {
     for entry in std::fs::read_dir("../shared/conformance/codex-apply-patch").unwrap() {
         let dir = entry.unwrap().path();
         if let Ok(bytes) = std::fs::read(dir.join("patch.txt")) {
-            out.push((dir.file_name().unwrap().to_string_lossy().into_owned(), bytes));
+            out.push((
+                dir.file_name().unwrap().to_string_lossy().into_owned(),
+                bytes,
+            ));
         }
     }
     out.sort();
@@ -36,10 +44,15 @@ fn check_contract<P: PushParser>(parser: &P, name: &str, bytes: &[u8]) {
     let stride = (bytes.len() / 400).max(1);
     harness::check_chunking(parser, bytes, stride).unwrap_or_else(|e| panic!("{name}: {e}"));
     harness::check_prefixes(parser, bytes, stride).unwrap_or_else(|e| panic!("{name}: {e}"));
-    harness::check_byte_at_a_time(parser.clone(), bytes, true).unwrap_or_else(|e| panic!("{name}: {e}"));
+    harness::check_byte_at_a_time(parser.clone(), bytes, true)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     for chunk in [1, 2, 3, 7, 64] {
         let t = harness::run(parser.clone(), bytes, Some(chunk));
-        assert_eq!(t, harness::run(parser.clone(), bytes, None), "{name}: chunk {chunk}");
+        assert_eq!(
+            t,
+            harness::run(parser.clone(), bytes, None),
+            "{name}: chunk {chunk}"
+        );
     }
 }
 
@@ -68,7 +81,10 @@ fn strict_pending_stays_small_on_long_lines() {
         parser.push(piece, &mut |_| {}).unwrap();
         max_pending = max_pending.max(parser.pending());
     }
-    assert!(max_pending <= 1, "a cut character is all that waits: {max_pending}");
+    assert!(
+        max_pending <= 1,
+        "a cut character is all that waits: {max_pending}"
+    );
     assert_eq!(parser.pending_bound(), 19);
     assert_eq!(parser.finish(&mut |_| {}).verdict, Verdict::Complete);
 }
@@ -93,8 +109,14 @@ fn event_snapshots() {
         if name == "long_lines" {
             continue;
         }
-        insta::assert_json_snapshot!(format!("apply_patch_strict__{name}"), snapshot(StrictParser::default(), &bytes));
-        insta::assert_json_snapshot!(format!("apply_patch_codex__{name}"), snapshot(CodexParser::new(), &bytes));
+        insta::assert_json_snapshot!(
+            format!("apply_patch_strict__{name}"),
+            snapshot(StrictParser::default(), &bytes)
+        );
+        insta::assert_json_snapshot!(
+            format!("apply_patch_codex__{name}"),
+            snapshot(CodexParser::new(), &bytes)
+        );
     }
 }
 
@@ -112,12 +134,23 @@ fn invalid_files_fail_where_and_how_expected() {
     for &(name, offset, kind) in expect {
         let bytes = &corpus.iter().find(|(n, _)| n == name).unwrap().1;
         let t = harness::run(StrictParser::default(), bytes, Some(1));
-        let e = t.outcome.verdict.error().copied().unwrap_or_else(|| panic!("{name}: no error"));
-        assert_eq!((e.offset, frontier::ErrorKind::as_str(e.kind)), (offset, kind), "{name}");
+        let e = t
+            .outcome
+            .verdict
+            .error()
+            .copied()
+            .unwrap_or_else(|| panic!("{name}: no error"));
+        assert_eq!(
+            (e.offset, frontier::ErrorKind::as_str(e.kind)),
+            (offset, kind),
+            "{name}"
+        );
         assert_eq!(e.byte, bytes[offset as usize]);
     }
     for (name, bytes) in &corpus {
-        let verdict = harness::run(StrictParser::default(), bytes, None).outcome.verdict;
+        let verdict = harness::run(StrictParser::default(), bytes, None)
+            .outcome
+            .verdict;
         if name.starts_with("truncated") {
             assert_eq!(verdict, Verdict::Incomplete, "{name}");
         } else if !name.starts_with("invalid") && !name.starts_with("codex") {
@@ -141,7 +174,10 @@ fn units_are_counted_once() {
     assert_eq!(units(StrictParser::default(), &get("add_delete")), (3, 0));
     assert_eq!(units(CodexParser::new(), &get("codex_lenient")), (3, 2));
     // A truncated stream confirms only the units that were complete before the cut.
-    assert_eq!(units(StrictParser::default(), &get("truncated_mid_line")), (0, 1));
+    assert_eq!(
+        units(StrictParser::default(), &get("truncated_mid_line")),
+        (0, 1)
+    );
 }
 
 fn assemble<P: PushParser>(parser: P, bytes: &[u8]) -> Vec<FileOperation>
@@ -165,11 +201,17 @@ fn assembler_builds_operations() {
             move_to: Some("src/main.py".into()),
             chunks: vec![Chunk {
                 context: Some("def greet():".into()),
-                lines: vec![ChangeLine::Remove("print(\"Hi\")".into()), ChangeLine::Add("print(\"Hello\")".into())],
+                lines: vec![
+                    ChangeLine::Remove("print(\"Hi\")".into()),
+                    ChangeLine::Add("print(\"Hello\")".into()),
+                ],
                 end_of_file: true,
             }],
         },
-        FileOperation::Add { path: "a".into(), lines: vec!["1".into(), "".into()] },
+        FileOperation::Add {
+            path: "a".into(),
+            lines: vec!["1".into(), "".into()],
+        },
         FileOperation::Delete { path: "b".into() },
     ];
     assert_eq!(assemble(StrictParser::default(), patch), expected);
@@ -181,32 +223,50 @@ fn assembler_builds_operations() {
     let mut a = OperationAssembler::default();
     let mut arrivals = Vec::new();
     for (i, b) in patch.iter().enumerate() {
-        parser.push(&[*b], &mut |e| {
-            if a.on_event(&e).is_some() {
-                arrivals.push(i)
-            }
-        })
-        .unwrap();
+        parser
+            .push(&[*b], &mut |e| {
+                if a.on_event(&e).is_some() {
+                    arrivals.push(i)
+                }
+            })
+            .unwrap();
     }
     let at = |s: &str| String::from_utf8_lossy(patch).find(s).unwrap();
     // The Update when the next header's marker is complete, the Add likewise, the Delete at
     // the LF of its own header (nothing can belong to a Delete).
     let delete = at("*** Delete File: b");
-    assert_eq!(arrivals, vec![at("*** Add File: a") + 13, delete + 16, delete + 18]);
+    assert_eq!(
+        arrivals,
+        vec![at("*** Add File: a") + 13, delete + 16, delete + 18]
+    );
 }
 
 #[test]
 fn environment_option() {
     let patch = b"*** Begin Patch\n*** Environment ID: prod-1\n*** Delete File: a\n*** End Patch";
-    assert!(harness::run(StrictParser::default(), patch, None).outcome.verdict.error().is_some());
-    let t = harness::run(StrictParser::new(StrictOptions { environment: true }), patch, None);
+    assert!(harness::run(StrictParser::default(), patch, None)
+        .outcome
+        .verdict
+        .error()
+        .is_some());
+    let t = harness::run(
+        StrictParser::new(StrictOptions { environment: true }),
+        patch,
+        None,
+    );
     assert_eq!(t.outcome.verdict, Verdict::Complete);
     let mut a = OperationAssembler::default();
     let mut parser = StrictParser::new(StrictOptions { environment: true });
-    parser.push(patch, &mut |e| {
-        a.on_event(&e);
-    })
-    .unwrap();
+    parser
+        .push(patch, &mut |e| {
+            a.on_event(&e);
+        })
+        .unwrap();
     assert_eq!(a.environment(), Some("prod-1"));
-    assert_eq!(harness::run(CodexParser::new(), patch, None).outcome.verdict, Verdict::Complete);
+    assert_eq!(
+        harness::run(CodexParser::new(), patch, None)
+            .outcome
+            .verdict,
+        Verdict::Complete
+    );
 }

@@ -173,6 +173,7 @@ fn base_and_edit(seed: u64) -> (tempfile::TempDir, tempfile::TempDir) {
     write(r, "no_newline.txt", b"a\nb\nc");
     write(r, "gone.txt", b"to be deleted\n");
     write(r, "rename_me.txt", text(&mut rng, 30).as_bytes());
+    write(r, "copy_me.txt", text(&mut rng, 40).as_bytes());
     write(r, "run.sh", b"#!/bin/sh\necho hi\n");
     let bin: Vec<u8> = (0..3000)
         .map(|i| ((i * 7 + seed as usize) % 251) as u8)
@@ -200,6 +201,12 @@ fn base_and_edit(seed: u64) -> (tempfile::TempDir, tempfile::TempDir) {
         "moved/renamed.txt",
         edit_text(&mut rng, &moved).as_bytes(),
     );
+    let original = fs::read_to_string(r.join("copy_me.txt")).unwrap();
+    write(
+        r,
+        "copies/copied.txt",
+        format!("{original}one more line\n").as_bytes(),
+    );
     fs::set_permissions(r.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
     let mut bin2 = bin.clone();
     bin2[100] ^= 0xff;
@@ -217,7 +224,26 @@ fn git_diff_applied_by_frontier_and_git_apply_gives_the_same_tree() {
         let (repo, base) = base_and_edit(seed);
         let r = repo.path();
         git(r, &["add", "-A"]);
-        let diff = git(r, &["diff", "--cached", "--binary", "-M", "HEAD"]);
+        let diff = git(
+            r,
+            &[
+                "diff",
+                "--cached",
+                "--binary",
+                "-M",
+                "-C",
+                "--find-copies-harder",
+                "HEAD",
+            ],
+        );
+        assert!(
+            diff.windows(10).any(|w| w == b"copy from "),
+            "the diff has a copy"
+        );
+        assert!(
+            diff.windows(12).any(|w| w == b"rename from "),
+            "the diff has a rename"
+        );
         let expected = snapshot(r);
 
         let ours = tempfile::tempdir().unwrap();
@@ -313,10 +339,24 @@ fn repo_root() -> Option<PathBuf> {
     ok.then_some(root)
 }
 
-/// `git archive REV` extracted into a fresh directory.
-fn checkout(root: &Path, rev: &str) -> tempfile::TempDir {
+/// The files of `paths` that exist at `rev`, as `git archive` writes them (modes included),
+/// extracted into a fresh directory.
+fn checkout(root: &Path, rev: &str, paths: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let tar = git(root, &["archive", "--format=tar", rev]);
+    let mut ls = vec!["ls-tree", "-r", "--name-only", "-z", rev, "--"];
+    ls.extend_from_slice(paths);
+    let listed = git(root, &ls);
+    let present: Vec<&str> = listed
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| std::str::from_utf8(p).unwrap())
+        .collect();
+    if present.is_empty() {
+        return dir;
+    }
+    let mut args = vec!["archive", "--format=tar", rev, "--"];
+    args.extend_from_slice(&present);
+    let tar = git(root, &args);
     let tar_file = dir.path().join(".archive.tar");
     fs::write(&tar_file, tar).unwrap();
     tool(dir.path(), "tar", &["-xf", ".archive.tar"]);
@@ -327,13 +367,17 @@ fn checkout(root: &Path, rev: &str) -> tempfile::TempDir {
 #[test]
 fn the_project_history_replays_commit_by_commit() {
     let Some(root) = repo_root() else {
-        // Not a clone with history (a source tarball): nothing to replay.
+        // CI works on a clone with full history; elsewhere (a source tarball) there may be none.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs the repository's history"
+        );
         eprintln!("no git history here; skipped");
         return;
     };
     let revs = String::from_utf8(git(
         &root,
-        &["rev-list", "--no-merges", "--max-count=40", "HEAD"],
+        &["rev-list", "--no-merges", "--max-count=50", "HEAD"],
     ))
     .unwrap();
     let mut replayed = 0;
@@ -363,9 +407,19 @@ fn the_project_history_replays_commit_by_commit() {
         if diff.is_empty() {
             continue;
         }
-        let tree = checkout(&root, &parent);
+        // Only the paths the commit touches: the diff cannot change any other.
+        let names = git(
+            &root,
+            &["diff", "--no-renames", "--name-only", "-z", &parent, commit],
+        );
+        let paths: Vec<&str> = names
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| std::str::from_utf8(p).unwrap())
+            .collect();
+        let tree = checkout(&root, &parent, &paths);
         frontier_apply(tree.path(), &diff, 1);
-        let expected = checkout(&root, commit);
+        let expected = checkout(&root, commit, &paths);
         assert_eq!(
             snapshot(tree.path()),
             snapshot(expected.path()),
@@ -374,4 +428,98 @@ fn the_project_history_replays_commit_by_commit() {
         replayed += 1;
     }
     assert!(replayed > 0);
+}
+
+#[test]
+fn fuzz_agrees_with_gnu_patch_on_drifted_context() {
+    let mut compared = 0;
+    let mut drifted_cases = 0;
+    for seed in 40..100 {
+        let mut rng = Rng(seed * 7919 + 3);
+        let old = text(&mut rng, 80);
+        let new = edit_text(&mut rng, &old);
+        if new == old || !new.ends_with('\n') || !old.ends_with('\n') {
+            continue;
+        }
+        let work = tempfile::tempdir().unwrap();
+        let w = work.path();
+        write(w, "a/f.txt", old.as_bytes());
+        write(w, "b/f.txt", new.as_bytes());
+        let diff = tool(w, "diff", &["-u", "a/f.txt", "b/f.txt"]);
+        // The file the diff is applied to has drifted: a few lines that are context of the
+        // hunks (never changed by them) are edited.
+        let changed: Vec<usize> = {
+            let body = String::from_utf8_lossy(&diff).into_owned();
+            let mut ctx_lines = Vec::new();
+            let mut line_no = 0usize;
+            for l in body.lines() {
+                if let Some(rest) = l.strip_prefix("@@ -") {
+                    line_no = rest
+                        .split([',', ' '])
+                        .next()
+                        .unwrap()
+                        .parse::<usize>()
+                        .unwrap();
+                } else if l.starts_with(' ') {
+                    ctx_lines.push(line_no);
+                    line_no += 1;
+                } else if l.starts_with('-') && !l.starts_with("---") {
+                    line_no += 1;
+                }
+            }
+            ctx_lines
+                .into_iter()
+                .filter(|_| rng.below(4) == 0)
+                .take(2)
+                .collect()
+        };
+        let drifted: String = old
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                if changed.contains(&(i + 1)) {
+                    format!("{l} drifted\n")
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        let ours = tempfile::tempdir().unwrap();
+        let theirs = tempfile::tempdir().unwrap();
+        write(ours.path(), "f.txt", drifted.as_bytes());
+        write(theirs.path(), "f.txt", drifted.as_bytes());
+        let patch_file = w.join("p.diff");
+        fs::write(&patch_file, &diff).unwrap();
+        let gnu = Command::new("patch")
+            .args([
+                "-s",
+                "-p1",
+                "-F2",
+                "--no-backup-if-mismatch",
+                "-r",
+                "-",
+                "-i",
+            ])
+            .arg(&patch_file)
+            .current_dir(theirs.path())
+            .output()
+            .unwrap();
+        let ws = Workspace::new(ours.path()).unwrap();
+        let options = DiffOptions { strip: 1, fuzz: 2 };
+        let r = apply_diff_stream(UdiffParser::git(), &diff, 0, ws, options, |_, _| {});
+        if gnu.status.success() {
+            r.unwrap_or_else(|e| panic!("seed {seed}: GNU patch applied it, frontier: {e}"));
+            assert_eq!(
+                fs::read(ours.path().join("f.txt")).unwrap(),
+                fs::read(theirs.path().join("f.txt")).unwrap(),
+                "seed {seed}"
+            );
+            compared += 1;
+            drifted_cases += usize::from(!changed.is_empty());
+        }
+    }
+    assert!(
+        compared >= 20 && drifted_cases >= 10,
+        "only {compared} ({drifted_cases}) compared"
+    );
 }

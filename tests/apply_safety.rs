@@ -249,6 +249,23 @@ fn a_pure_addition_goes_after_its_context_line_under_safe_and_to_the_end_under_c
     let dir = workspace(&[("c.toml", text)]);
     run(&dir, Policy::Codex, &[op]).unwrap();
     assert_eq!(read(&dir, "c.toml"), "[a]\nx = 1\n[b]\ny = 2\nnew = 0\n");
+    // A context line that occurs twice cannot place a pure addition.
+    let dir = workspace(&[("c.toml", "[a]\nx\n[a]\ny\n")]);
+    let op = update("c.toml", vec![chunk(Some("[a]"), vec![add("new")])]);
+    let e = run(&dir, Policy::Safe, &[op]).unwrap_err();
+    assert_eq!(
+        (e.error.kind, e.error.candidates.clone()),
+        (ErrorKind::Ambiguous, vec![1, 3])
+    );
+    // In a CRLF file the added lines get CRLF.
+    let dir = workspace(&[("w.ini", "[a]\r\nx\r\n")]);
+    run(
+        &dir,
+        Policy::Safe,
+        &[update("w.ini", vec![chunk(Some("[a]"), vec![add("n")])])],
+    )
+    .unwrap();
+    assert_eq!(read(&dir, "w.ini"), "[a]\r\nn\r\nx\r\n");
     // A bare @@ appends under both.
     for policy in [Policy::Safe, Policy::Codex] {
         let dir = workspace(&[("c.toml", text)]);
@@ -541,4 +558,52 @@ fn a_failure_is_known_before_the_patch_ends() {
         tree(dir.path()),
         vec![("a.txt".to_owned(), b"a\n".to_vec())]
     );
+}
+
+mod arbitrary {
+    //! Nothing panics, whatever the chunks and the file; under safe a failure changes nothing.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof!["a", " a", "b\t", "", "\u{2014}", "x\r"].prop_map(String::from)
+    }
+
+    fn any_chunk() -> impl Strategy<Value = Chunk> {
+        (
+            proptest::option::of(text()),
+            proptest::collection::vec((0..3u8, text()), 0..5),
+            any::<bool>(),
+        )
+            .prop_map(|(context, lines, end_of_file)| Chunk {
+                context,
+                lines: lines
+                    .into_iter()
+                    .map(|(k, t)| match k {
+                        0 => ctx(&t),
+                        1 => del(&t),
+                        _ => add(&t),
+                    })
+                    .collect(),
+                end_of_file,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn never_panics(
+            file in proptest::collection::vec(prop_oneof!["a\n", " a\n", "b\r\n", "\n", "\u{2014}\n", "a"], 0..10),
+            chunks in proptest::collection::vec(any_chunk(), 0..4),
+            codex in any::<bool>(),
+        ) {
+            let text: String = file.concat();
+            let dir = workspace(&[("f", &text)]);
+            let policy = if codex { Policy::Codex } else { Policy::Safe };
+            let r = run(&dir, policy, &[update("f", chunks)]);
+            if r.is_err() {
+                prop_assert_eq!(read(&dir, "f"), text);
+            }
+        }
+    }
 }

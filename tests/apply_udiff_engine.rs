@@ -155,6 +155,18 @@ fn fuzz_drops_outer_context_when_asked() {
 }
 
 #[test]
+fn fuzz_also_lifts_the_anchoring_of_hunks_without_context() {
+    // A `-U0` hunk in the middle of a file: git refuses it (no trailing context means "at the
+    // end"); with fuzz it goes where its line is.
+    let p = git_patch("f", "f", vec![hunk(5, 5, &["-l5", "+L5"])]);
+    let dir = workspace(&[("f", &numbered(10))]);
+    let e = apply(&dir, DiffOptions::default(), std::slice::from_ref(&p)).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::LinesNotFound);
+    apply(&dir, DiffOptions { strip: 1, fuzz: 1 }, &[p]).unwrap();
+    assert_eq!(read(&dir, "f"), numbered(10).replace("l5\n", "L5\n"));
+}
+
+#[test]
 fn strip_levels() {
     let dir = workspace(&[("deep/f", "a\n")]);
     let mut p = git_patch("f", "f", vec![hunk(1, 1, &["-a", "+b"])]);
@@ -379,4 +391,134 @@ fn streaming_checks_each_hunk_as_it_arrives() {
         expected = expected.replace(&format!("\nl{i}\n"), &format!("\nX{i}\n"));
     }
     assert_eq!(read(&dir, "f"), expected);
+}
+
+#[test]
+fn a_hunk_before_an_earlier_one_still_applies() {
+    let dir = workspace(&[("f", &numbered(20))]);
+    let p = git_patch(
+        "f",
+        "f",
+        vec![
+            hunk(15, 15, &[" l14", "-l15", "+L15", " l16"]),
+            hunk(3, 3, &[" l2", "-l3", "+L3a", "+L3b", " l4"]),
+        ],
+    );
+    apply(&dir, DiffOptions::default(), &[p]).unwrap();
+    let expected = numbered(20)
+        .replace("l15\n", "L15\n")
+        .replace("\nl3\n", "\nL3a\nL3b\n");
+    assert_eq!(read(&dir, "f"), expected);
+}
+
+#[test]
+fn a_streamed_diff_fails_at_the_hunk_not_at_the_end() {
+    use frontier::apply::apply_diff_stream;
+    use frontier::udiff::UdiffParser;
+    let dir = workspace(&[("a", "1\n2\n3\n"), ("b", "x\n")]);
+    let mut diff = b"--- a/a\n+++ b/a\n@@ -1,3 +1,3 @@\n 1\n-TWO\n+2b\n 3\n".to_vec();
+    let hunk_ends = diff.len();
+    diff.extend_from_slice(b"--- a/b\n+++ b/b\n@@ -1 +1 @@\n-x\n+y\n");
+    let mut known = None;
+    let ws = Workspace::new(dir.path()).unwrap();
+    let r = apply_diff_stream(
+        UdiffParser::git(),
+        &diff,
+        1,
+        ws,
+        DiffOptions::default(),
+        |e, at| {
+            assert_eq!(e.path, "a");
+            known = Some(at as usize);
+        },
+    );
+    assert_eq!(r.unwrap_err().kind, ErrorKind::LinesNotFound);
+    // A hunk is confirmed one byte late: at the first byte of the next line.
+    assert_eq!(known, Some(hunk_ends + 1));
+    assert_eq!(read(&dir, "a"), "1\n2\n3\n");
+    assert_eq!(read(&dir, "b"), "x\n");
+
+    // Recount mode applies a model-written diff whose counts are wrong.
+    let sloppy = b"--- a/a\n+++ b/a\n@@ -1,9 +1,9 @@\n 1\n-2\n+two\n 3\n";
+    let ws = Workspace::new(dir.path()).unwrap();
+    apply_diff_stream(
+        UdiffParser::recount(),
+        sloppy,
+        0,
+        ws,
+        DiffOptions::default(),
+        |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(read(&dir, "a"), "1\ntwo\n3\n");
+    let ws = Workspace::new(dir.path()).unwrap();
+    let r = apply_diff_stream(
+        UdiffParser::git(),
+        sloppy,
+        0,
+        ws,
+        DiffOptions::default(),
+        |_, _| {},
+    );
+    assert_eq!(r.unwrap_err().kind, ErrorKind::Parse);
+}
+
+#[test]
+fn symbolic_links_and_submodules_are_refused() {
+    let dir = workspace(&[]);
+    for mode in [0o120000, 0o160000] {
+        let mut p = git_patch("/dev/null", "link", vec![hunk(0, 1, &["+/etc/passwd$"])]);
+        p.header.git_names = Some((b"a/link".to_vec(), b"b/link".to_vec()));
+        p.header.new_file_mode = Some(mode);
+        let e = apply(&dir, DiffOptions::default(), &[p]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Unsupported);
+    }
+    assert!(!dir.path().join("link").exists());
+}
+
+mod arbitrary {
+    //! Nothing panics, whatever the hunks and the file: the result is applied or an error.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn line() -> impl Strategy<Value = HunkLine> {
+        (0..3u8, prop_oneof!["a", "b", "", "a\r"], any::<bool>()).prop_map(|(k, c, nl)| HunkLine {
+            kind: [LineKind::Context, LineKind::Remove, LineKind::Add][k as usize],
+            content: c.as_bytes().to_vec(),
+            no_newline: nl,
+        })
+    }
+
+    fn any_hunk() -> impl Strategy<Value = Hunk> {
+        (0..20u64, 0..20u64, proptest::collection::vec(line(), 0..6)).prop_map(|(o, n, lines)| {
+            Hunk {
+                old_start: o,
+                old_count: 9,
+                new_start: n,
+                new_count: 9,
+                section: Vec::new(),
+                lines,
+            }
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn never_panics(
+            file in proptest::collection::vec(prop_oneof!["a\n", "b\n", "\n", "a"], 0..12),
+            hunks in proptest::collection::vec(any_hunk(), 0..4),
+            fuzz in 0usize..3,
+            create in any::<bool>(),
+        ) {
+            let text: String = file.concat();
+            let dir = workspace(&[("f", &text)]);
+            let old = if create { "/dev/null" } else { "f" };
+            let p = git_patch(old, "f", hunks);
+            let r = apply(&dir, DiffOptions { strip: 1, fuzz }, &[p]);
+            if r.is_err() {
+                prop_assert_eq!(read(&dir, "f"), text);
+            }
+        }
+    }
 }

@@ -271,3 +271,18 @@ fn the_projects_own_git_log_parses_completely() {
     let recounted = parse(Mode::Recount, &log);
     assert_eq!(counts(&recounted), stat);
 }
+
+#[test]
+fn the_projects_own_git_log_is_chunking_invariant() {
+    if !have_git() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut log = run(root, "git", &["log", "-p", "--no-color", "--no-ext-diff"]);
+    // At most 1 MiB, so that the test stays fast as the history grows (a cut is a fine input).
+    log.truncate(1 << 20);
+    // Byte at a time with the per-prefix checks (pending within K, accepting agrees with
+    // finish), and 64 two-way splits.
+    let parser = UdiffParser::new(Mode::Git, Limits::default());
+    frontier::harness::check_chunking(&parser, &log, (log.len() / 64).max(1)).unwrap();
+}

@@ -55,7 +55,8 @@ impl std::error::Error for BinaryError {}
 
 /// Inflates zlib data, refusing anything whose size is not `expected`.
 pub fn inflate(data: &[u8], expected: u64) -> Result<Vec<u8>, BinaryError> {
-    let mut out = Vec::with_capacity(expected.min(1 << 30) as usize);
+    // The stated size is only a hint for the first allocation: it comes from the patch.
+    let mut out = Vec::with_capacity(expected.min(1 << 20) as usize);
     // Read one byte more than expected, so that a stream that is too long is noticed without
     // inflating all of it.
     flate2::read::ZlibDecoder::new(data)
@@ -101,7 +102,7 @@ pub fn apply_delta(source: &[u8], delta: &[u8]) -> Result<Vec<u8>, BinaryError> 
         });
     }
     let dst_size = varint(delta, &mut at)?;
-    let mut out = Vec::with_capacity(dst_size.min(1 << 30) as usize);
+    let mut out = Vec::with_capacity(dst_size.min(1 << 20) as usize);
     while at < delta.len() {
         let op = delta[at];
         at += 1;

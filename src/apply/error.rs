@@ -48,6 +48,9 @@ pub enum ErrorKind {
     SessionClosed,
     /// The patch does not parse, or was cut off: nothing is applied.
     Parse,
+    /// Something the engine does not do: a symbolic link or a submodule (git modes 120000,
+    /// 160000).
+    Unsupported,
 }
 
 impl ErrorKind {
@@ -74,6 +77,7 @@ impl ErrorKind {
             ErrorKind::Io => "io_error",
             ErrorKind::SessionClosed => "session_closed",
             ErrorKind::Parse => "parse_error",
+            ErrorKind::Unsupported => "unsupported",
         }
     }
 }
@@ -144,14 +148,16 @@ impl ApplyError {
 
 impl fmt::Display for ApplyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} {}: {} [{}]",
-            self.operation,
-            self.path,
-            self.detail,
-            self.kind.name()
-        )?;
+        let kind = self.kind.name();
+        if self.path.is_empty() {
+            write!(f, "{}: {} [{kind}]", self.operation, self.detail)?;
+        } else {
+            write!(
+                f,
+                "{} {}: {} [{kind}]",
+                self.operation, self.path, self.detail
+            )?;
+        }
         if !self.candidates.is_empty() {
             let list: Vec<String> = self.candidates.iter().map(|c| c.to_string()).collect();
             write!(f, "\n  candidate lines: {}", list.join(", "))?;

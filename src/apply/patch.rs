@@ -15,6 +15,7 @@
 //!   the end of the file; the lines of the matched region are replaced by the patch's text;
 //!   the operations before a failing one are written.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use super::error::{ApplyError, ErrorKind};
@@ -449,6 +450,17 @@ fn ambiguous(open: &OpenUpdate, chunk: &Chunk, places: &[usize], what: &str) -> 
     e
 }
 
+/// The lines a chunk expects in the file (context and removed lines).
+fn old_side(lines: &[ChangeLine]) -> Vec<&str> {
+    lines
+        .iter()
+        .filter_map(|l| match l {
+            ChangeLine::Context(t) | ChangeLine::Remove(t) => Some(t.as_str()),
+            ChangeLine::Add(_) => None,
+        })
+        .collect()
+}
+
 fn locate_safe(open: &mut OpenUpdate, chunk: &Chunk) -> Result<(), ApplyError> {
     let mut ctx_places = Vec::new();
     if let Some(ctx) = &chunk.context {
@@ -463,23 +475,14 @@ fn locate_safe(open: &mut OpenUpdate, chunk: &Chunk) -> Result<(), ApplyError> {
             .with_lines(chunk_text(chunk)));
         }
     }
-    let mut lines: &[ChangeLine] = &chunk.lines;
-    let old_of = |ls: &[ChangeLine]| -> Vec<String> {
-        ls.iter()
-            .filter_map(|l| match l {
-                ChangeLine::Context(t) | ChangeLine::Remove(t) => Some(t.clone()),
-                ChangeLine::Add(_) => None,
-            })
-            .collect()
-    };
-    let mut old = old_of(lines);
-    if old.is_empty() {
+    if old_side(&chunk.lines).is_empty() {
+        // A pure addition: after its context line, or at the end.
         let at = match ctx_places.as_slice() {
             [] => open.lines.len(),
             [one] => one + 1,
             many => return Err(ambiguous(open, chunk, many, "the @@ context line")),
         };
-        let new = lines.iter().filter_map(|l| piece(l, 0, 0)).collect();
+        let new = chunk.lines.iter().filter_map(|l| piece(l, 0, 0)).collect();
         open.edits.push(Edit {
             start: at,
             old_len: 0,
@@ -489,34 +492,26 @@ fn locate_safe(open: &mut OpenUpdate, chunk: &Chunk) -> Result<(), ApplyError> {
         return Ok(());
     }
     let from = ctx_places.first().map_or(open.cursor, |c| c + 1);
-    let mut places = {
-        let p: Vec<&str> = old.iter().map(String::as_str).collect();
-        seek_all(&mut open.lines, &p, from, chunk.end_of_file)
-    };
-    if places.is_empty() && old.last().is_some_and(String::is_empty) {
+    let mut used: Cow<'_, [ChangeLine]> = Cow::Borrowed(&chunk.lines);
+    let mut places = seek_all(&mut open.lines, &old_side(&used), from, chunk.end_of_file);
+    if places.is_empty() && old_side(&used).last() == Some(&"") {
         // The patch wrote the file's final newline as an empty line: drop it and retry.
-        let last_old = lines
+        let last_old = used
             .iter()
             .rposition(|l| !matches!(l, ChangeLine::Add(_)))
             .expect("old lines are not empty");
-        let mut trimmed = lines.to_vec();
-        trimmed.remove(last_old);
-        old = old_of(&trimmed);
-        let p: Vec<&str> = old.iter().map(String::as_str).collect();
-        places = if p.is_empty() {
+        used.to_mut().remove(last_old);
+        let old = old_side(&used);
+        places = if old.is_empty() {
             vec![from]
         } else {
-            seek_all(&mut open.lines, &p, from, chunk.end_of_file)
+            seek_all(&mut open.lines, &old, from, chunk.end_of_file)
         };
-        if !places.is_empty() {
-            return place_safe(open, chunk, &trimmed, old.len(), &places, &ctx_places);
-        }
     }
     if places.is_empty() {
         return Err(not_found(open, chunk, "failed to find the expected lines"));
     }
-    lines = &chunk.lines;
-    place_safe(open, chunk, lines, old.len(), &places, &ctx_places)
+    place_safe(open, chunk, &used, &places, &ctx_places)
 }
 
 /// The new line a change line stands for: a context line is the file's own line.
@@ -528,14 +523,15 @@ fn piece(line: &ChangeLine, start: usize, old_index: usize) -> Option<Piece> {
     }
 }
 
+/// Chooses among the places a chunk matched and records its edit.
 fn place_safe(
     open: &mut OpenUpdate,
     chunk: &Chunk,
     lines: &[ChangeLine],
-    old_len: usize,
     places: &[usize],
     ctx_places: &[usize],
 ) -> Result<(), ApplyError> {
+    let old_len = old_side(lines).len();
     let start = if chunk.end_of_file || places.len() == 1 {
         places[0]
     } else if ctx_places.is_empty() {
@@ -544,7 +540,7 @@ fn place_safe(
         // The first match after each place the context line occurs.
         let mut picks: Vec<usize> = ctx_places
             .iter()
-            .filter_map(|&c| places.iter().copied().find(|&p| p > c))
+            .filter_map(|&c| places.get(places.partition_point(|&p| p <= c)).copied())
             .collect();
         picks.dedup();
         match picks.as_slice() {

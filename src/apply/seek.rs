@@ -79,10 +79,30 @@ fn hash(s: &str) -> u64 {
     (h.rotate_left(5) ^ last).wrapping_mul(K)
 }
 
+/// The keys of the index are already hashes: hash them no further.
+#[derive(Clone, Copy, Debug, Default)]
+struct Prehashed(u64);
+
+impl std::hash::Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | b as u64;
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type Places = HashMap<u64, Vec<u32>, std::hash::BuildHasherDefault<Prehashed>>;
+
 #[derive(Debug, Default)]
 struct PassIndex {
     hashes: Vec<u64>,
-    places: HashMap<u64, Vec<u32>>,
+    places: Places,
 }
 
 /// A file's text split into lines, with a lazily built index per pass.
@@ -170,7 +190,7 @@ impl Lines {
         if self.index[pass.slot()].is_none() {
             let mut idx = PassIndex {
                 hashes: Vec::with_capacity(self.len()),
-                places: HashMap::new(),
+                places: Places::default(),
             };
             for i in 0..self.len() {
                 let h = hash(&pass.key(self.line(i)));

@@ -174,8 +174,15 @@ impl Transaction {
         file_mode(full)
     }
 
-    /// Stages `data` as the new content of `full` (and `mode`, if given).
+    /// Stages `data` as the new content of `full` (and `mode`, if given). A symbolic link
+    /// (which [`Workspace::resolve`] has checked stays inside the root) is written through, to
+    /// the file it points to, rather than replaced by a file.
     pub fn write(&mut self, full: PathBuf, display: &str, data: Vec<u8>, mode: Option<u32>) {
+        let is_link = fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink());
+        let full = match is_link.then(|| full.canonicalize()) {
+            Some(Ok(target)) if target.starts_with(self.ws.root()) => target,
+            _ => full,
+        };
         self.stage(full, display, State::Write { data, mode });
     }
 
@@ -202,7 +209,11 @@ impl Transaction {
     pub fn commit(self) -> Result<Vec<Change>, ApplyError> {
         // Check again, on the filesystem as it is now, that every path stays inside.
         for e in &self.entries {
-            let again = self.resolve("commit", &e.display)?;
+            let mut again = self.resolve("commit", &e.display)?;
+            if again != e.full && matches!(e.state, State::Write { .. }) {
+                // Written through a link inside the root: the link must still lead there.
+                again = again.canonicalize().unwrap_or(again);
+            }
             if again != e.full {
                 return Err(ApplyError::new(
                     ErrorKind::SymlinkOutsideRoot,
@@ -415,6 +426,20 @@ mod tests {
         assert!(!dir.path().join("a.txt").exists());
         assert_eq!(fs::read(dir.path().join("x/y/n.txt")).unwrap(), b"n\n");
         assert_eq!(file_mode(&dir.path().join("x/y/n.txt")), Some(0o755));
+    }
+
+    #[test]
+    fn links_inside_the_root_are_written_through() {
+        let (dir, mut tx) = setup();
+        std::os::unix::fs::symlink("a.txt", dir.path().join("link")).unwrap();
+        let link = tx.resolve("update", "link").unwrap();
+        tx.write(link, "link", b"through\n".to_vec(), None);
+        tx.commit().unwrap();
+        assert!(fs::symlink_metadata(dir.path().join("link"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read(dir.path().join("a.txt")).unwrap(), b"through\n");
     }
 
     #[test]

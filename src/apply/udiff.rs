@@ -349,6 +349,27 @@ impl DiffSession {
 
     fn open_file(&self, header: &FileHeader) -> Result<OpenFile, ApplyError> {
         let (action, old_name, new_name) = names(header, self.options.strip)?;
+        let modes = [
+            header.old_mode,
+            header.new_mode,
+            header.new_file_mode,
+            header.deleted_file_mode,
+            header.index.as_ref().and_then(|i| i.2),
+        ];
+        if let Some(m) = modes
+            .into_iter()
+            .flatten()
+            .find(|m| m & 0o170000 != 0o100000)
+        {
+            // A symbolic link could lead outside the workspace; a submodule is another
+            // repository. Neither is written as a file.
+            return Err(ApplyError::new(
+                ErrorKind::Unsupported,
+                "patch",
+                &new_name,
+                format!("mode {m:o} (a symbolic link or a submodule) is not applied"),
+            ));
+        }
         let old_full = self.tx.resolve("patch", &old_name)?;
         let new_full = self.tx.resolve("patch", &new_name)?;
         let exists = |full: &PathBuf, name: &str| -> Result<(), ApplyError> {
@@ -576,10 +597,16 @@ fn apply_hunk(open: &mut OpenFile, hunk: &Hunk, fuzz: usize) -> Result<(), Apply
         open.image.replace(at, pre.len(), &post);
         return Ok(());
     }
-    for f in 1..=fuzz {
+    // With fuzz, first drop the anchoring (a model's hunk may lack trailing context in the
+    // middle of a file), then up to `fuzz` outer context lines on each side.
+    let tries = if fuzz == 0 { 0 } else { fuzz + 1 };
+    for f in 0..tries {
         let lead = f.min(leading);
         let trail = f.min(trailing);
-        if lead + trail == 0 || lead + trail > pre.len() {
+        if (f > 0 && lead + trail == 0) || lead + trail > pre.len() {
+            continue;
+        }
+        if f == 0 && !(match_beginning || match_end) {
             continue;
         }
         let p = &pre[lead..pre.len() - trail];

@@ -169,12 +169,17 @@ where
         }
         LineKind::Environment => {
             on_event(PatchEvent::Environment);
-            emit_data(PatchEvent::Path(header_path(line, "*** Environment ID: ")), on_event);
+            emit_data(
+                PatchEvent::Path(header_path(line, "*** Environment ID: ")),
+                on_event,
+            );
             on_event(PatchEvent::HeaderEnd);
         }
         LineKind::Move => {
             on_event(PatchEvent::MoveTo);
-            let path = strip_cr(line).get(b"*** Move to: ".len()..).unwrap_or_default();
+            let path = strip_cr(line)
+                .get(b"*** Move to: ".len()..)
+                .unwrap_or_default();
             emit_data(PatchEvent::Path(trim_end(path)), on_event);
             on_event(PatchEvent::HeaderEnd);
         }
@@ -184,7 +189,10 @@ where
                 _ => LineOp::Add,
             };
             frame.line_start(op, on_event);
-            emit_data(PatchEvent::Text(strip_cr(line).get(1..).unwrap_or_default()), on_event);
+            emit_data(
+                PatchEvent::Text(strip_cr(line).get(1..).unwrap_or_default()),
+                on_event,
+            );
             on_event(PatchEvent::LineEnd);
         }
         LineKind::EmptyContext => {
@@ -194,7 +202,10 @@ where
         LineKind::BareAt => frame.chunk_start(ChunkHeader::Bare, on_event),
         LineKind::ContextAt => {
             frame.chunk_start(ChunkHeader::Context, on_event);
-            emit_data(PatchEvent::Context(strip_cr(line).get(3..).unwrap_or_default()), on_event);
+            emit_data(
+                PatchEvent::Context(strip_cr(line).get(3..).unwrap_or_default()),
+                on_event,
+            );
             on_event(PatchEvent::HeaderEnd);
         }
         LineKind::EndOfFile => {
@@ -214,10 +225,18 @@ impl PushParser for CodexParser {
     type ErrorKind = PatchErrorKind;
     const UNITS: &'static [&'static str] = &["files", "chunks"];
 
+    #[inline]
     fn push<F>(&mut self, chunk: &[u8], on_event: &mut F) -> Result<(), ParseError<PatchErrorKind>>
     where
         F: for<'e> FnMut(PatchEvent<'e>),
     {
+        if let [byte] = *chunk {
+            // A decoder's push: one byte, most often an ASCII character of a line's text.
+            if self.machine.plain_byte(byte) {
+                self.line.push(byte);
+                return Ok(());
+            }
+        }
         if let Some(error) = self.machine.error() {
             return Err(error);
         }
@@ -277,9 +296,14 @@ impl PushParser for CodexParser {
             on_event(PatchEvent::EndPatch);
             self.confirmed = self.machine.consumed();
         }
-        Outcome { verdict, consumed: self.machine.consumed(), confirmed: self.confirmed }
+        Outcome {
+            verdict,
+            consumed: self.machine.consumed(),
+            confirmed: self.confirmed,
+        }
     }
 
+    #[inline]
     fn allowed(&self) -> ByteSet {
         self.machine.allowed()
     }

@@ -22,7 +22,7 @@ use crate::byteset::ByteSet;
 use crate::contract::ParseError;
 
 use super::keywords::{Marker, Markers};
-use super::utf8::{is_whitespace, Decoded, Utf8, ASCII_WS_NO_LF, LEADS, WS_LEADS};
+use super::utf8::{is_whitespace, Decoded, Utf8, ASCII_WS_NO_LF, CHAR_START_LF, LEADS, WS_LEADS};
 use super::{LineOp, Op, PatchErrorKind};
 
 /// The line context of the hunk reading: what kind of line may start here.
@@ -50,7 +50,10 @@ pub enum Ctx {
 impl Ctx {
     /// Whether the hunk list may end before a line in this context.
     const fn can_end(self) -> bool {
-        matches!(self, Ctx::First | Ctx::Header | Ctx::Add | Ctx::Loop { first: false } | Ctx::Chunk)
+        matches!(
+            self,
+            Ctx::First | Ctx::Header | Ctx::Add | Ctx::Loop { first: false } | Ctx::Chunk
+        )
     }
 }
 
@@ -89,11 +92,17 @@ enum Line {
     Start,
     /// Leading whitespace of a line that can only be a (trimmed) header.
     HeaderLead,
-    Marker { cands: Markers, matched: u8 },
+    Marker {
+        cands: Markers,
+        matched: u8,
+    },
     /// `*** End of File` CR.
     EofCr,
     /// A header's path; `nonws` once it has a non-whitespace character.
-    Path { kind: LineKind, nonws: bool },
+    Path {
+        kind: LineKind,
+        nonws: bool,
+    },
     /// Free text up to LF (add and change lines, `@@ ` context, a move's path).
     Text(LineKind),
     At1,
@@ -126,7 +135,10 @@ enum Tail {
     /// Direct form: whitespace only since the closing line.
     Closed,
     /// Heredoc form: inside the final line; `k` bytes of `EOF` end its trimmed text so far.
-    Final { k: u8, in_ws: bool },
+    Final {
+        k: u8,
+        in_ws: bool,
+    },
     /// Heredoc form: the final line ended with `EOF`; whitespace only since.
     FinalDone,
 }
@@ -182,20 +194,39 @@ struct Next {
 }
 
 impl Next {
-    const NONE: Next = Next { ascii: ByteSet::EMPTY, multi: Multi::None };
+    const NONE: Next = Next {
+        ascii: ByteSet::EMPTY,
+        multi: Multi::None,
+    };
     const fn union(self, o: Next) -> Next {
         Next {
             ascii: self.ascii.union(o.ascii),
-            multi: if (self.multi as u8) > (o.multi as u8) { self.multi } else { o.multi },
+            multi: if (self.multi as u8) > (o.multi as u8) {
+                self.multi
+            } else {
+                o.multi
+            },
         }
     }
 }
 
 const ASCII_NO_LF: ByteSet = ByteSet::range(0, 0x7f).without(b'\n');
-const ANY_NO_LF: Next = Next { ascii: ASCII_NO_LF, multi: Multi::Any };
-const ANY: Next = Next { ascii: ByteSet::range(0, 0x7f), multi: Multi::Any };
-const WS_NO_LF: Next = Next { ascii: ASCII_WS_NO_LF, multi: Multi::Ws };
-const WS: Next = Next { ascii: ASCII_WS_NO_LF.with(b'\n'), multi: Multi::Ws };
+const ANY_NO_LF: Next = Next {
+    ascii: ASCII_NO_LF,
+    multi: Multi::Any,
+};
+const ANY: Next = Next {
+    ascii: ByteSet::range(0, 0x7f),
+    multi: Multi::Any,
+};
+const WS_NO_LF: Next = Next {
+    ascii: ASCII_WS_NO_LF,
+    multi: Multi::Ws,
+};
+const WS: Next = Next {
+    ascii: ASCII_WS_NO_LF.with(b'\n'),
+    multi: Multi::Ws,
+};
 const HEADERS: Markers = Markers::of(&[Marker::Add, Marker::Delete, Marker::Update]);
 
 /// What one byte meant to the codex machine.
@@ -280,6 +311,7 @@ impl CodexMachine {
     }
 
     /// Whether the hunk reading is inside free text (the fast path may skip to the LF).
+    #[inline]
     pub fn in_plain_text(&self) -> bool {
         matches!(self.line, Line::Text(_))
             && self.close == Close::Off
@@ -301,7 +333,16 @@ impl CodexMachine {
     }
 
     /// The bytes that may come next. Empty after an error.
+    #[inline]
     pub fn allowed(&self) -> ByteSet {
+        if self.in_plain_text() {
+            // Only the hunk reading is alive, inside free text: any character or LF.
+            return CHAR_START_LF;
+        }
+        self.allowed_slow()
+    }
+
+    fn allowed_slow(&self) -> ByteSet {
         if self.error.is_some() {
             return ByteSet::EMPTY;
         }
@@ -327,21 +368,21 @@ impl CodexMachine {
         if !self.in_plain_text() {
             return 0;
         }
-        let end = memchr::memchr(b'\n', bytes).unwrap_or(bytes.len());
-        let taken = match std::str::from_utf8(&bytes[..end]) {
-            Ok(_) => end,
-            Err(e) => e.valid_up_to(),
-        };
+        let taken = super::utf8::content_run(bytes);
         self.consumed += taken as u64;
         taken
     }
 
     fn next(&self) -> Next {
         match self.phase {
-            Phase::Lead => WS.union(Next { ascii: ByteSet::of(b"*<"), multi: Multi::None }),
-            Phase::Begin { matched: 0 } => {
-                WS_NO_LF.union(Next { ascii: ByteSet::single(b'*'), multi: Multi::None })
-            }
+            Phase::Lead => WS.union(Next {
+                ascii: ByteSet::of(b"*<"),
+                multi: Multi::None,
+            }),
+            Phase::Begin { matched: 0 } => WS_NO_LF.union(Next {
+                ascii: ByteSet::single(b'*'),
+                multi: Multi::None,
+            }),
             Phase::Begin { matched: 15 } => WS,
             Phase::Begin { matched } => single(BEGIN[matched as usize]),
             Phase::Heredoc { cands, matched } => {
@@ -354,10 +395,16 @@ impl CodexMachine {
                         }
                     }
                 }
-                Next { ascii: set, multi: Multi::None }
+                Next {
+                    ascii: set,
+                    multi: Multi::None,
+                }
             }
             Phase::HeredocCr => single(b'\n'),
-            Phase::Body => self.line_next().union(self.close_next()).union(self.tail_next()),
+            Phase::Body => self
+                .line_next()
+                .union(self.close_next())
+                .union(self.tail_next()),
         }
     }
 
@@ -367,14 +414,30 @@ impl CodexMachine {
             Line::Dead => Next::NONE,
             Line::Start => match ctx {
                 Ctx::First | Ctx::Header => WS_NO_LF.union(single(b'*')),
-                Ctx::Add => WS_NO_LF.union(Next { ascii: ByteSet::of(b"*+"), multi: Multi::None }),
-                Ctx::UpdateStart => WS.union(Next { ascii: ByteSet::of(b"+-@*"), multi: Multi::None }),
-                Ctx::Loop { first: true } => {
-                    WS.union(Next { ascii: ByteSet::of(b"+-@"), multi: Multi::None })
-                }
-                Ctx::Loop { first: false } => WS.union(Next { ascii: ByteSet::of(b"@*"), multi: Multi::None }),
-                Ctx::AfterAt => Next { ascii: ByteSet::of(b" +-\r\n"), multi: Multi::None },
-                Ctx::Chunk => WS.union(Next { ascii: ByteSet::of(b"+-@*"), multi: Multi::None }),
+                Ctx::Add => WS_NO_LF.union(Next {
+                    ascii: ByteSet::of(b"*+"),
+                    multi: Multi::None,
+                }),
+                Ctx::UpdateStart => WS.union(Next {
+                    ascii: ByteSet::of(b"+-@*"),
+                    multi: Multi::None,
+                }),
+                Ctx::Loop { first: true } => WS.union(Next {
+                    ascii: ByteSet::of(b"+-@"),
+                    multi: Multi::None,
+                }),
+                Ctx::Loop { first: false } => WS.union(Next {
+                    ascii: ByteSet::of(b"@*"),
+                    multi: Multi::None,
+                }),
+                Ctx::AfterAt => Next {
+                    ascii: ByteSet::of(b" +-\r\n"),
+                    multi: Multi::None,
+                },
+                Ctx::Chunk => WS.union(Next {
+                    ascii: ByteSet::of(b"+-@*"),
+                    multi: Multi::None,
+                }),
             },
             Line::HeaderLead => WS_NO_LF.union(single(b'*')),
             Line::Marker { cands, matched } => {
@@ -382,7 +445,10 @@ impl CodexMachine {
                 if matched == 15 && cands.0 & Marker::EndOfFile.bit() != 0 {
                     ascii = ascii.with(b'\r');
                 }
-                Next { ascii, multi: Multi::None }
+                Next {
+                    ascii,
+                    multi: Multi::None,
+                }
             }
             Line::EofCr | Line::At2Cr => single(b'\n'),
             Line::Path { nonws, .. } => {
@@ -394,7 +460,10 @@ impl CodexMachine {
             }
             Line::Text(_) => ANY,
             Line::At1 => single(b'@'),
-            Line::At2 => Next { ascii: ByteSet::of(b" \r\n"), multi: Multi::None },
+            Line::At2 => Next {
+                ascii: ByteSet::of(b" \r\n"),
+                multi: Multi::None,
+            },
             Line::StartCr => match ctx {
                 Ctx::Chunk => WS,
                 _ => single(b'\n'),
@@ -422,14 +491,38 @@ impl CodexMachine {
         }
     }
 
+    /// Takes `byte` if it is an ASCII character of free text (the common case, inline);
+    /// otherwise does nothing and returns false.
+    #[inline]
+    pub fn plain_byte(&mut self, byte: u8) -> bool {
+        if byte < 0x80 && byte != b'\n' && self.in_plain_text() {
+            self.consumed += 1;
+            return true;
+        }
+        false
+    }
+
     /// Takes one byte. On a refusal the machine enters its sticky error state.
+    #[inline]
     pub fn step(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
+        if byte < 0x80 && byte != b'\n' && self.in_plain_text() {
+            self.consumed += 1;
+            return Ok(Step::Byte);
+        }
+        self.step_slow(byte)
+    }
+
+    fn step_slow(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
         if let Some(error) = self.error {
             return Err(error);
         }
         if !self.allowed().contains(byte) {
             let kind = self.refusal(byte);
-            let error = ParseError { offset: self.consumed, byte, kind };
+            let error = ParseError {
+                offset: self.consumed,
+                byte,
+                kind,
+            };
             self.error = Some(error);
             return Err(error);
         }
@@ -441,9 +534,22 @@ impl CodexMachine {
             Ch::Ascii(byte)
         } else {
             match self.utf8.step(byte) {
-                Decoded::Char(cp) => Ch::Multi { ws: is_whitespace(cp) },
+                Decoded::Char(cp) => Ch::Multi {
+                    ws: is_whitespace(cp),
+                },
                 Decoded::Partial => return Ok(Step::Byte),
-                Decoded::Invalid => unreachable_refusal(),
+                Decoded::Invalid => {
+                    // `allowed()` never lets an invalid byte through; stay safe if it did.
+                    self.consumed -= 1;
+                    let kind = PatchErrorKind::InvalidUtf8;
+                    let error = ParseError {
+                        offset: self.consumed,
+                        byte,
+                        kind,
+                    };
+                    self.error = Some(error);
+                    return Err(error);
+                }
             }
         };
         self.char(ch);
@@ -473,7 +579,9 @@ impl CodexMachine {
             (Line::At1 | Line::At2 | Line::At2Cr, _) => E::BadContextMarker,
             (_, Ctx::First | Ctx::Header) => E::ExpectedHunkHeader,
             (Line::Start, Ctx::Add) => E::ExpectedHunkHeader,
-            (Line::Start, Ctx::UpdateStart | Ctx::Loop { first: true }) if byte == b'*' => E::EmptyUpdate,
+            (Line::Start, Ctx::UpdateStart | Ctx::Loop { first: true }) if byte == b'*' => {
+                E::EmptyUpdate
+            }
             (_, Ctx::AfterAt | Ctx::Loop { first: false }) => E::BadContextMarker,
             _ => E::ExpectedChangeLine,
         }
@@ -486,7 +594,10 @@ impl CodexMachine {
                     Ch::Ascii(b'*') => Phase::Begin { matched: 1 },
                     Ch::Ascii(b'<') => {
                         self.heredoc = true;
-                        Phase::Heredoc { cands: 0b111, matched: 1 }
+                        Phase::Heredoc {
+                            cands: 0b111,
+                            matched: 1,
+                        }
                     }
                     _ => Phase::Lead,
                 }
@@ -510,7 +621,10 @@ impl CodexMachine {
                             keep |= 1 << i;
                         }
                     }
-                    self.phase = Phase::Heredoc { cands: keep, matched: matched + 1 };
+                    self.phase = Phase::Heredoc {
+                        cands: keep,
+                        matched: matched + 1,
+                    };
                 }
             }
             Phase::HeredocCr => {}
@@ -536,24 +650,30 @@ impl CodexMachine {
                     cands: HEADERS.with(Markers::of(&[Marker::Environment])),
                     matched: 1,
                 },
-                (Ctx::Header | Ctx::Add | Ctx::Loop { first: false }, b'*') => {
-                    Line::Marker { cands: HEADERS, matched: 1 }
-                }
+                (Ctx::Header | Ctx::Add | Ctx::Loop { first: false }, b'*') => Line::Marker {
+                    cands: HEADERS,
+                    matched: 1,
+                },
                 (Ctx::Chunk, b'*') => Line::Marker {
                     cands: HEADERS.with(Markers::of(&[Marker::EndOfFile])),
                     matched: 1,
                 },
-                (Ctx::UpdateStart, b'*') => Line::Marker { cands: Markers::of(&[Marker::Move]), matched: 1 },
+                (Ctx::UpdateStart, b'*') => Line::Marker {
+                    cands: Markers::of(&[Marker::Move]),
+                    matched: 1,
+                },
                 (Ctx::First | Ctx::Header | Ctx::Add, _) if ws => Line::HeaderLead,
                 (Ctx::Add, b'+') => Line::Text(LineKind::AddLine),
                 (Ctx::UpdateStart | Ctx::Loop { first: true }, b' ') => Line::BlankSpace,
                 (Ctx::UpdateStart | Ctx::Loop { .. }, _) if ws => Line::Blank,
-                (Ctx::UpdateStart | Ctx::Loop { first: true } | Ctx::AfterAt | Ctx::Chunk, b'+') => {
-                    Line::Text(LineKind::Change(LineOp::Add))
-                }
-                (Ctx::UpdateStart | Ctx::Loop { first: true } | Ctx::AfterAt | Ctx::Chunk, b'-') => {
-                    Line::Text(LineKind::Change(LineOp::Remove))
-                }
+                (
+                    Ctx::UpdateStart | Ctx::Loop { first: true } | Ctx::AfterAt | Ctx::Chunk,
+                    b'+',
+                ) => Line::Text(LineKind::Change(LineOp::Add)),
+                (
+                    Ctx::UpdateStart | Ctx::Loop { first: true } | Ctx::AfterAt | Ctx::Chunk,
+                    b'-',
+                ) => Line::Text(LineKind::Change(LineOp::Remove)),
                 (Ctx::AfterAt | Ctx::Chunk, b' ') => Line::Text(LineKind::Change(LineOp::Context)),
                 (Ctx::UpdateStart | Ctx::Loop { .. } | Ctx::Chunk, b'@') => Line::At1,
                 (Ctx::AfterAt | Ctx::Chunk, b'\r') => Line::StartCr,
@@ -580,15 +700,30 @@ impl CodexMachine {
                 let matched = matched + 1;
                 match cands.complete(matched) {
                     _ if cands.is_empty() => Line::Dead,
-                    Some(Marker::Add) => Line::Path { kind: LineKind::Header(Op::Add), nonws: false },
-                    Some(Marker::Delete) => Line::Path { kind: LineKind::Header(Op::Delete), nonws: false },
-                    Some(Marker::Update) => Line::Path { kind: LineKind::Header(Op::Update), nonws: false },
-                    Some(Marker::Environment) => Line::Path { kind: LineKind::Environment, nonws: false },
+                    Some(Marker::Add) => Line::Path {
+                        kind: LineKind::Header(Op::Add),
+                        nonws: false,
+                    },
+                    Some(Marker::Delete) => Line::Path {
+                        kind: LineKind::Header(Op::Delete),
+                        nonws: false,
+                    },
+                    Some(Marker::Update) => Line::Path {
+                        kind: LineKind::Header(Op::Update),
+                        nonws: false,
+                    },
+                    Some(Marker::Environment) => Line::Path {
+                        kind: LineKind::Environment,
+                        nonws: false,
+                    },
                     Some(Marker::Move) => Line::Text(LineKind::Move),
                     _ => Line::Marker { cands, matched },
                 }
             }
-            Line::Path { kind, nonws } => Line::Path { kind, nonws: nonws || !ws },
+            Line::Path { kind, nonws } => Line::Path {
+                kind,
+                nonws: nonws || !ws,
+            },
             Line::Text(kind) => Line::Text(kind),
             Line::At1 if b == b'@' => Line::At2,
             Line::At2 if b == b' ' => Line::Text(LineKind::ContextAt),
@@ -656,18 +791,28 @@ impl CodexMachine {
             _ => Tail::None,
         };
         if closing {
-            self.tail = if self.heredoc { Tail::Final { k: 0, in_ws: false } } else { Tail::Closed };
+            self.tail = if self.heredoc {
+                Tail::Final { k: 0, in_ws: false }
+            } else {
+                Tail::Closed
+            };
         }
         let ended = self.line_end();
         match ended {
             Some((kind, ctx)) => {
                 self.start_line(ctx);
-                Step::Line { kind: Some(kind), closing }
+                Step::Line {
+                    kind: Some(kind),
+                    closing,
+                }
             }
             None => {
                 self.line = Line::Dead;
                 self.close = Close::Off;
-                Step::Line { kind: None, closing }
+                Step::Line {
+                    kind: None,
+                    closing,
+                }
             }
         }
     }
@@ -675,7 +820,11 @@ impl CodexMachine {
     fn start_line(&mut self, ctx: Ctx) {
         self.ctx = ctx;
         self.line = Line::Start;
-        self.close = if ctx.can_end() { Close::Lead } else { Close::Off };
+        self.close = if ctx.can_end() {
+            Close::Lead
+        } else {
+            Close::Off
+        };
     }
 
     /// The hunk reading at LF: the line's kind and the next context.
@@ -687,7 +836,9 @@ impl CodexMachine {
                 Ctx::UpdateStart | Ctx::Loop { .. } => LineKind::Skip { ends_chunk: false },
                 _ => return None,
             },
-            Line::Blank | Line::BlankSpace => LineKind::Skip { ends_chunk: ctx == Ctx::Chunk },
+            Line::Blank | Line::BlankSpace => LineKind::Skip {
+                ends_chunk: ctx == Ctx::Chunk,
+            },
             Line::Marker { cands, matched: 15 } if cands.0 & Marker::EndOfFile.bit() != 0 => {
                 LineKind::EndOfFile
             }
@@ -716,7 +867,10 @@ impl CodexMachine {
 }
 
 const fn single(b: u8) -> Next {
-    Next { ascii: ByteSet::single(b), multi: Multi::None }
+    Next {
+        ascii: ByteSet::single(b),
+        multi: Multi::None,
+    }
 }
 
 fn heredoc_complete(cands: u8, matched: u8) -> bool {
@@ -724,9 +878,4 @@ fn heredoc_complete(cands: u8, matched: u8) -> bool {
         .iter()
         .enumerate()
         .any(|(i, t)| cands & (1 << i) != 0 && t.len() == matched as usize)
-}
-
-/// `allowed()` already refused every byte the decoder would call invalid.
-fn unreachable_refusal() -> Ch {
-    Ch::Multi { ws: false }
 }

@@ -92,9 +92,24 @@ impl Markers {
         self.0 == 0
     }
 
+    /// The text of the only candidate, if exactly one is left.
+    #[inline]
+    pub fn single(self) -> Option<&'static [u8]> {
+        self.0
+            .is_power_of_two()
+            .then(|| TEXTS[self.0.trailing_zeros() as usize])
+    }
+
     /// The bytes that may follow the first `matched` bytes of a candidate.
     #[inline]
     pub fn next_bytes(self, matched: u8) -> ByteSet {
+        if self.0.is_power_of_two() {
+            // One candidate left (most of a marker): its next byte.
+            return match TEXTS[self.0.trailing_zeros() as usize].get(matched as usize) {
+                Some(&b) => ByteSet::single(b),
+                None => ByteSet::EMPTY,
+            };
+        }
         let mut set = ByteSet::EMPTY;
         let mut bits = self.0;
         while bits != 0 {
@@ -110,6 +125,14 @@ impl Markers {
     /// The candidates whose byte at `matched` is `b`.
     #[inline]
     pub fn advance(self, matched: u8, b: u8) -> Markers {
+        if self.0.is_power_of_two() {
+            let text = TEXTS[self.0.trailing_zeros() as usize];
+            return if text.get(matched as usize) == Some(&b) {
+                self
+            } else {
+                Markers(0)
+            };
+        }
         let mut keep = 0;
         let mut bits = self.0;
         while bits != 0 {

@@ -100,10 +100,18 @@ impl PushParser for StrictParser {
     type ErrorKind = PatchErrorKind;
     const UNITS: &'static [&'static str] = &["files", "chunks"];
 
+    #[inline]
     fn push<F>(&mut self, chunk: &[u8], on_event: &mut F) -> Result<(), ParseError<PatchErrorKind>>
     where
         F: for<'e> FnMut(PatchEvent<'e>),
     {
+        if let [byte] = *chunk {
+            // A decoder's push: one byte, most often an ASCII character of content.
+            if let Some(kind) = self.machine.content_byte(byte) {
+                on_event(data(kind, chunk));
+                return Ok(());
+            }
+        }
         if let Some(error) = self.machine.error() {
             return Err(error);
         }
@@ -141,6 +149,7 @@ impl PushParser for StrictParser {
         }
     }
 
+    #[inline]
     fn allowed(&self) -> ByteSet {
         self.machine.allowed()
     }

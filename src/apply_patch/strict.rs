@@ -21,7 +21,7 @@ use crate::byteset::ByteSet;
 use crate::contract::ParseError;
 
 use super::keywords::{Marker, Markers};
-use super::utf8::{Decoded, Utf8, CHAR_START};
+use super::utf8::{Decoded, Utf8, CHAR_START, CHAR_START_LF};
 use super::{LineOp, Op, PatchErrorKind};
 
 /// What kind of line starts here: the context a line start is in.
@@ -73,6 +73,19 @@ impl Ctx {
             Ctx::AddHeader | Ctx::InAdd => ByteSet::single(b'+'),
             Ctx::UpdateHeader | Ctx::AfterMove | Ctx::InChange => CHANGE_START,
             _ => ByteSet::EMPTY,
+        }
+    }
+
+    /// The bytes that may start a line here.
+    #[inline]
+    const fn first_bytes(self) -> ByteSet {
+        match self {
+            Ctx::Start | Ctx::Begin | Ctx::AfterEnv | Ctx::AfterDelete | Ctx::AfterEof => {
+                ByteSet::single(b'*')
+            }
+            Ctx::AddHeader => ByteSet::single(b'+'),
+            Ctx::InAdd => ByteSet::of(b"+*"),
+            Ctx::UpdateHeader | Ctx::AfterMove | Ctx::InChange => CHANGE_START.with(b'*'),
         }
     }
 
@@ -243,19 +256,40 @@ impl StrictMachine {
     }
 
     /// The bytes that may come next. Empty after an error.
+    #[inline]
     pub fn allowed(&self) -> ByteSet {
+        // The common cases inline: between characters of content, inside a marker.
+        if self.error.is_none() {
+            match self.state {
+                State::Text {
+                    kind,
+                    nonempty,
+                    utf8,
+                    ..
+                } if utf8.at_boundary() => {
+                    return if nonempty || kind.may_be_empty() {
+                        CHAR_START_LF
+                    } else {
+                        CHAR_START
+                    };
+                }
+                State::Marker { cands, matched } => {
+                    if let Some(&b) = cands.single().and_then(|t| t.get(matched as usize)) {
+                        return ByteSet::single(b);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.allowed_slow()
+    }
+
+    fn allowed_slow(&self) -> ByteSet {
         if self.error.is_some() {
             return ByteSet::EMPTY;
         }
         match self.state {
-            State::Line(ctx) => {
-                let star = if ctx.markers(self.options.environment).is_empty() {
-                    ByteSet::EMPTY
-                } else {
-                    ByteSet::single(b'*')
-                };
-                ctx.line_starts().union(star)
-            }
+            State::Line(ctx) => ctx.first_bytes(),
             State::Marker { cands, matched, .. } => cands.next_bytes(matched),
             State::At(1) => ByteSet::single(b'@'),
             State::At(_) => ByteSet::of(b" \n"),
@@ -268,7 +302,7 @@ impl StrictMachine {
                 if !utf8.at_boundary() {
                     utf8.continuation()
                 } else if nonempty || kind.may_be_empty() {
-                    CHAR_START.with(b'\n')
+                    CHAR_START_LF
                 } else {
                     CHAR_START
                 }
@@ -286,14 +320,10 @@ impl StrictMachine {
         let State::Text { nonempty, utf8, .. } = &mut self.state else {
             return 0;
         };
-        if self.error.is_some() || !utf8.at_boundary() {
+        if !utf8.at_boundary() || self.error.is_some() {
             return 0;
         }
-        let end = memchr::memchr(b'\n', bytes).unwrap_or(bytes.len());
-        let taken = match std::str::from_utf8(&bytes[..end]) {
-            Ok(_) => end,
-            Err(e) => e.valid_up_to(),
-        };
+        let taken = super::utf8::content_run(bytes);
         if taken > 0 {
             *nonempty = true;
             self.consumed += taken as u64;
@@ -301,9 +331,56 @@ impl StrictMachine {
         taken
     }
 
+    /// Takes `byte` if it is an ASCII character of content (the common case, inline) and
+    /// returns the content's kind; otherwise does nothing and returns `None`.
+    #[inline]
+    pub fn content_byte(&mut self, byte: u8) -> Option<TextKind> {
+        if let State::Text {
+            kind,
+            nonempty,
+            utf8,
+            ..
+        } = &mut self.state
+        {
+            if byte < 0x80 && byte != b'\n' && utf8.at_boundary() && self.error.is_none() {
+                *nonempty = true;
+                self.consumed += 1;
+                return Some(*kind);
+            }
+        }
+        None
+    }
+
     /// Takes one byte. On a refusal the machine enters its sticky error state.
     #[inline]
     pub fn step(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
+        // The common cases first: an ASCII character of content, the next byte of a marker.
+        if self.error.is_none() {
+            match &mut self.state {
+                State::Text { nonempty, utf8, .. }
+                    if byte < 0x80 && byte != b'\n' && utf8.at_boundary() =>
+                {
+                    *nonempty = true;
+                    self.consumed += 1;
+                    return Ok(Step::Content { char_end: true });
+                }
+                State::Marker { cands, matched } => {
+                    if let Some(text) = cands.single() {
+                        let at = *matched as usize;
+                        if at + 1 < text.len() && text[at] == byte {
+                            *matched += 1;
+                            self.consumed += 1;
+                            return Ok(Step::Pending);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.step_slow(byte)
+    }
+
+    fn step_slow(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
         if let Some(error) = self.error {
             return Err(error);
         }

@@ -15,6 +15,37 @@ pub const LEADS: ByteSet = ByteSet::range(0xc2, 0xf4);
 /// Bytes that start a character other than LF.
 pub const CHAR_START: ByteSet = ASCII_NO_LF.union(LEADS);
 
+/// Bytes that start a character, and LF.
+pub const CHAR_START_LF: ByteSet = CHAR_START.with(b'\n');
+
+/// The length of the longest run of whole characters other than LF at the start of `bytes`
+/// (it stops before an LF, an invalid byte, or a character cut by the end of `bytes`). Short
+/// inputs (a decoder's one byte) are scanned directly; long ones with `memchr` and the
+/// standard library's validation.
+#[inline]
+pub fn content_run(bytes: &[u8]) -> usize {
+    if bytes.len() <= 16 {
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'\n' {
+                return i;
+            }
+            if b >= 0x80 {
+                return i + validated_run(&bytes[i..]);
+            }
+        }
+        return bytes.len();
+    }
+    validated_run(bytes)
+}
+
+fn validated_run(bytes: &[u8]) -> usize {
+    let end = memchr::memchr(b'\n', bytes).unwrap_or(bytes.len());
+    match std::str::from_utf8(&bytes[..end]) {
+        Ok(_) => end,
+        Err(e) => e.valid_up_to(),
+    }
+}
+
 /// The continuation ranges, indexed by [`Utf8::next`].
 const CONT: [ByteSet; 5] = [
     ByteSet::range(0x80, 0xbf),
@@ -144,7 +175,7 @@ mod tests {
     #[test]
     fn agrees_with_std_on_every_short_sequence() {
         // Every 1- and 2-byte sequence, and every 3-byte sequence with a multi-byte lead.
-        let mut check = |bytes: &[u8]| {
+        let check = |bytes: &[u8]| {
             let ours = decode_all(bytes);
             let theirs = std::str::from_utf8(bytes)
                 .ok()
@@ -240,7 +271,10 @@ mod ws_tests {
                 continue;
             }
             let expected = (0..=255u8)
-                .filter(|&b| ws.iter().any(|w| w.len() > p.len() && w.starts_with(&p) && w[p.len()] == b))
+                .filter(|&b| {
+                    ws.iter()
+                        .any(|w| w.len() > p.len() && w.starts_with(&p) && w[p.len()] == b)
+                })
                 .fold(ByteSet::EMPTY, |s, b| s.with(b));
             assert_eq!(d.ws_continuation(), expected, "{p:02x?}");
         }

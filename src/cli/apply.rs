@@ -93,7 +93,7 @@ where
 {
     let mut stream = frontier::apply::PatchStream::new(ws, policy);
     let mut reported = false;
-    input::for_each_chunk(&args.file, args.chunk, |piece| {
+    as_it_arrives(&args.file, args.chunk, |piece| {
         let _ = parser.push(piece, &mut |e| {
             let _ = stream.on_event(&e);
         });
@@ -140,7 +140,7 @@ where
     };
     let mut stream = frontier::apply::DiffStream::new(ws, options);
     let mut reported = false;
-    input::for_each_chunk(&args.file, args.chunk, |piece| {
+    as_it_arrives(&args.file, args.chunk, |piece| {
         let _ = parser.push(piece, &mut |e| {
             let _ = stream.on_event(&e);
         });
@@ -168,6 +168,33 @@ where
             }
             eprintln!("frontier: nothing was changed");
             Ok(1)
+        }
+    }
+}
+
+/// Calls `each` with the input as it arrives: whatever one read returns (a pipe from a model
+/// delivers a few bytes at a time, and a failure should be known as soon as they confirm a
+/// unit), cut into pieces of at most `chunk` bytes when asked. `each` returns `false` to stop.
+fn as_it_arrives(
+    path: &str,
+    chunk: Option<usize>,
+    mut each: impl FnMut(&[u8]) -> bool,
+) -> io::Result<()> {
+    use std::io::Read;
+    let mut reader = input::open(path)?;
+    let mut block = vec![0u8; input::DEFAULT_BLOCK];
+    let piece = chunk.unwrap_or(usize::MAX).max(1);
+    loop {
+        let n = match reader.read(&mut block) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        for p in block[..n].chunks(piece) {
+            if !each(p) {
+                return Ok(());
+            }
         }
     }
 }

@@ -16,7 +16,7 @@ pub enum Assembled<'a> {
     /// A hunk of the current file patch was confirmed whole.
     Hunk(&'a Hunk),
     /// The file patch is complete (binary blocks filled in).
-    File(FilePatch),
+    File(Box<FilePatch>),
 }
 
 /// Builds [`FilePatch`]es and [`Hunk`]s from events.
@@ -101,7 +101,7 @@ impl PatchAssembler {
                         reverse: blocks.next(),
                     });
                 }
-                return Some(Assembled::File(file));
+                return Some(Assembled::File(Box::new(file)));
             }
         }
         None
@@ -123,7 +123,7 @@ pub fn parse_all(
     let mut files = Vec::new();
     let mut on_event = |e: UdiffEvent<'_>| {
         if let Some(Assembled::File(f)) = assembler.on_event(&e) {
-            files.push(f);
+            files.push(*f);
         }
     };
     let _ = parser.push(input, &mut on_event);

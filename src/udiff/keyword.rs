@@ -98,9 +98,24 @@ pub const EXTENDED: KwSet = bit(OLD_MODE)
     | bit(DISSIMILARITY)
     | bit(INDEX);
 
+/// `FIRST[b]`: the keywords whose first byte is `b`, so that a line's first byte filters the
+/// candidates with one AND however many there are.
+const FIRST: [KwSet; 256] = {
+    let mut table = [0; 256];
+    let mut k = 0;
+    while k < TEXT.len() {
+        table[TEXT[k][0] as usize] |= 1 << k;
+        k += 1;
+    }
+    table
+};
+
 /// The candidates of `cands` whose byte at `matched` is `byte`.
 #[inline]
 pub fn filter(cands: KwSet, matched: u8, byte: u8) -> KwSet {
+    if matched == 0 {
+        return cands & FIRST[byte as usize];
+    }
     let mut rest = cands;
     let mut out = 0;
     while rest != 0 {

@@ -142,11 +142,9 @@ pub enum Step {
     /// The byte completed `@@ -` (or `@@`) after a tentative `---`/`+++` pair: they are a
     /// file header. The byte is held as part of the hunk header line.
     TentativeHeader,
-    /// The LF of a hunk header, with the ranges read (`recount`: the line must be parsed).
-    HunkHeader {
-        /// `[old_start, old_count, new_start, new_count]`.
-        ranges: [u64; 4],
-    },
+    /// The LF of a hunk header; [`UdiffMachine::ranges`] has its ranges (`recount`: the line
+    /// must be parsed).
+    HunkHeader,
     /// The LF of a base85 line.
     Base85Line,
     /// The blank line that ends a binary block.
@@ -233,6 +231,12 @@ impl UdiffMachine {
         self.error
     }
 
+    /// The ranges of the last hunk header read in `strict`/`git` mode:
+    /// `[old_start, old_count, new_start, new_count]`, counts 1 when omitted.
+    pub fn ranges(&self) -> [u64; 4] {
+        self.nums
+    }
+
     /// Whether the machine streams line content, so that a caller may skip to the next LF.
     #[inline]
     pub fn streaming(&self) -> Option<Class> {
@@ -247,6 +251,228 @@ impl UdiffMachine {
     pub fn skip_content(&mut self, n: usize) {
         if self.streaming().is_some() {
             self.consumed += n as u64;
+        }
+    }
+
+    /// The fast path of a hunk body: if the machine is at the start of a line in a hunk and
+    /// `byte` starts a body line there (what [`step`](Self::step) would do with it, without
+    /// the general dispatch), takes it and returns the line's side. Returns `None`, having
+    /// done nothing, for anything else.
+    #[inline]
+    pub fn body_line_start(&mut self, byte: u8) -> Option<super::LineKind> {
+        if self.pos != Pos::Start || self.error.is_some() {
+            return None;
+        }
+        let Ctx::Hunk { old, new, .. } = self.ctx else {
+            return None;
+        };
+        let (kind, old2, new2) = if self.mode == Mode::Recount {
+            match byte {
+                b' ' | b'\n' => (Context, 0, 0),
+                b'+' => (Add, 0, 0),
+                _ => return None,
+            }
+        } else {
+            match byte {
+                b' ' | b'\n' if old > 0 && new > 0 => (Context, old - 1, new - 1),
+                b'-' if old > 0 => (Remove, old - 1, new),
+                b'+' if new > 0 => (Add, old, new - 1),
+                _ => return None,
+            }
+        };
+        self.ctx = if self.mode != Mode::Recount && old2 == 0 && new2 == 0 {
+            Ctx::HunkDone { bs: true }
+        } else {
+            let last =
+                self.mode == Mode::Recount || (old2 == 0 && old > 0) || (new2 == 0 && new > 0);
+            Ctx::Hunk {
+                old: old2,
+                new: new2,
+                bs: last,
+            }
+        };
+        self.pos = if byte == b'\n' {
+            Pos::Start
+        } else {
+            Pos::Stream(Class::Body(kind))
+        };
+        self.consumed += 1;
+        Some(kind)
+    }
+
+    /// The fast path of a name or text value: takes the longest prefix of `bytes` that holds
+    /// no LF and keeps the line within `max_line` (exactly what byte-by-byte stepping would
+    /// take without a demotion) and returns its length; 0 outside such a value.
+    #[inline]
+    pub fn value_run(&mut self, bytes: &[u8]) -> usize {
+        let Pos::Value { kw, value } = self.pos else {
+            return 0;
+        };
+        if self.error.is_some() {
+            return 0;
+        }
+        // Names, recount headers and section text: any bytes but LF, found with `memchr`;
+        // the other values are short grammars, stepped here without the general dispatch.
+        if !matches!(
+            value,
+            Value::Path { .. } | Value::Text | Value::Range(Range { field: 7, .. })
+        ) {
+            return self.grammar_run(kw, value, bytes);
+        }
+        let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + 1) as usize;
+        let limit = bytes.len().min(room);
+        let n = memchr::memchr(b'\n', &bytes[..limit]).unwrap_or(limit);
+        if n > 0 {
+            if let Pos::Value {
+                value: Value::Path { .. },
+                ..
+            } = self.pos
+            {
+                self.pos = Pos::Value {
+                    kw,
+                    value: Value::Path { empty: false },
+                };
+            }
+            self.line_len += n as u32;
+            self.consumed += n as u64;
+        }
+        n
+    }
+
+    /// The lines still owed by the hunk the machine is in, when it is at a line start in a
+    /// `strict` or `git` hunk body: the entry to the parser's tight loop over body lines.
+    #[inline]
+    pub fn hunk_owed(&self) -> Option<(u64, u64)> {
+        match (self.pos, self.ctx) {
+            (Pos::Start, Ctx::Hunk { old, new, .. })
+                if self.mode != Mode::Recount && self.error.is_none() =>
+            {
+                Some((old, new))
+            }
+            _ => None,
+        }
+    }
+
+    /// Leaves the parser's tight loop: `old`/`new` lines still owed, `bs` whether a `\` line
+    /// may come, `open` the side of a body line whose LF has not arrived yet, `taken` the bytes
+    /// the loop consumed. The loop only takes what [`step`](Self::step) would have taken.
+    #[inline]
+    pub fn resume_hunk(
+        &mut self,
+        old: u64,
+        new: u64,
+        bs: bool,
+        open: Option<super::LineKind>,
+        taken: usize,
+    ) {
+        self.ctx = if old == 0 && new == 0 {
+            Ctx::HunkDone { bs }
+        } else {
+            Ctx::Hunk { old, new, bs }
+        };
+        self.pos = match open {
+            Some(kind) => Pos::Stream(Class::Body(kind)),
+            None => Pos::Start,
+        };
+        self.line_len = 0;
+        self.consumed += taken as u64;
+    }
+
+    /// The fast path of a keyword: with one candidate left, takes the bytes of `bytes` that
+    /// continue it, short of its last byte (whose action [`step`](Self::step) takes), and
+    /// returns how many. With the candidate set unchanged, stepping them would do nothing else.
+    #[inline]
+    pub fn keyword_run(&mut self, bytes: &[u8]) -> usize {
+        let Pos::Kw {
+            cands,
+            matched,
+            div,
+        } = self.pos
+        else {
+            return 0;
+        };
+        if cands.count_ones() != 1 || self.error.is_some() {
+            return 0;
+        }
+        let k = cands.trailing_zeros() as u8;
+        let text = kw::TEXT[k as usize];
+        let want = &text[matched as usize..];
+        let n = want.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+        if n == 0 {
+            return 0;
+        }
+        let matched = matched + n as u8;
+        if matched as usize == text.len() {
+            // The last byte: its action is taken here when it only holds the byte (the usual
+            // case: a value follows); anything more (an error, a tentative header proven, a
+            // `GIT binary patch` line) is left to `step`.
+            let mut done = *self;
+            done.line_len = matched as u32;
+            done.consumed += n as u64;
+            if done.keyword_done(k) != Ok(plain(Step::Held)) {
+                return self.keyword_run_to(cands, matched - 1, div, n - 1);
+            }
+            *self = done;
+            return n;
+        }
+        self.keyword_run_to(cands, matched, div, n)
+    }
+
+    fn keyword_run_to(&mut self, cands: KwSet, matched: u8, div: Div, n: usize) -> usize {
+        if n > 0 {
+            self.pos = Pos::Kw {
+                cands,
+                matched,
+                div,
+            };
+            self.line_len = matched as u32;
+            self.consumed += n as u64;
+        }
+        n
+    }
+
+    /// A value other than a name, as [`value_run`](Self::value_run) takes it: the bytes that
+    /// [`step`](Self::step) would hold, with the same grammar and line-limit checks, up to the
+    /// LF, an error (left to `step`), or the section text of a hunk header (left to `memchr`).
+    fn grammar_run(&mut self, kw: u8, mut value: Value, bytes: &[u8]) -> usize {
+        let mut n = 0usize;
+        for &b in bytes {
+            if b == b'\n' {
+                break;
+            }
+            let Ok(Some(next)) = value.step(b) else {
+                break;
+            };
+            if self.line_len as u64 + n as u64 + 1 + next.min_rest() as u64 > self.max_line as u64 {
+                break;
+            }
+            if let (Value::Range(r), b'0'..=b'9') = (value, b) {
+                if let Some(i) = r.number() {
+                    let acc = if r.digits == 0 { 0 } else { self.nums[i] };
+                    self.nums[i] = acc * 10 + (b - b'0') as u64;
+                }
+            }
+            value = next;
+            n += 1;
+            if let Value::Range(Range { field: 7, .. }) = value {
+                break;
+            }
+        }
+        if n > 0 {
+            self.pos = Pos::Value { kw, value };
+            self.line_len += n as u32;
+            self.consumed += n as u64;
+        }
+        n
+    }
+
+    /// Takes the LF that ends a streaming line (what [`step`](Self::step) does with it).
+    #[inline]
+    pub fn end_streaming_line(&mut self) {
+        if self.streaming().is_some() {
+            self.pos = Pos::Start;
+            self.line_len = 0;
+            self.consumed += 1;
         }
     }
 
@@ -450,6 +676,30 @@ impl UdiffMachine {
     }
 
     fn start_allowed(&self) -> ByteSet {
+        // In a hunk body, the spec's table: the counts decide (the hot case for a decoder).
+        if let Ctx::Hunk { old, new, bs } = self.ctx {
+            if self.mode == Mode::Recount {
+                return if bs {
+                    ByteSet::FULL
+                } else {
+                    ByteSet::FULL.without(b'\\')
+                };
+            }
+            let mut set = ByteSet::EMPTY;
+            if old > 0 && new > 0 {
+                set = set.with(b' ').with(b'\n');
+            }
+            if old > 0 {
+                set = set.with(b'-');
+            }
+            if new > 0 {
+                set = set.with(b'+');
+            }
+            if bs {
+                set = set.with(b'\\');
+            }
+            return set;
+        }
         let mut set = ByteSet::EMPTY;
         for b in 0..=255u8 {
             if self.start_ok(b) {
@@ -492,7 +742,8 @@ impl UdiffMachine {
         if let Some(error) = self.error {
             return Err(error);
         }
-        let before = *self;
+        // Only these change before a transition can fail.
+        let before = (self.ctx, self.pos, self.tent, self.line_len);
         match self.transition(byte) {
             Ok(stepped) => {
                 if !matches!(stepped.step, Step::Abandon { .. }) {
@@ -504,7 +755,7 @@ impl UdiffMachine {
                 Ok(stepped)
             }
             Err(kind) => {
-                *self = before;
+                (self.ctx, self.pos, self.tent, self.line_len) = before;
                 let error = ParseError {
                     offset: self.consumed,
                     byte,
@@ -911,7 +1162,6 @@ impl UdiffMachine {
             },
             (kw::ATAT_DASH, _) => {
                 let [_, old, _, new] = self.nums;
-                let ranges = self.nums;
                 self.ctx = if old == 0 && new == 0 {
                     Ctx::HunkDone { bs: false }
                 } else {
@@ -921,7 +1171,7 @@ impl UdiffMachine {
                         bs: false,
                     }
                 };
-                return plain(Step::HunkHeader { ranges });
+                return plain(Step::HunkHeader);
             }
             (kw::ATAT, _) => {
                 self.ctx = Ctx::Hunk {
@@ -929,7 +1179,7 @@ impl UdiffMachine {
                     new: 0,
                     bs: false,
                 };
-                return plain(Step::HunkHeader { ranges: [0; 4] });
+                return plain(Step::HunkHeader);
             }
             (k, Ctx::GitHdr { seen }) => Ctx::GitHdr {
                 seen: seen | kw::bit(k),

@@ -109,7 +109,7 @@ impl UdiffParser {
         while at < chunk.len() {
             if let Some(class) = self.machine.streaming() {
                 let rest = &chunk[at..];
-                let (n, lf) = match memchr(b'\n', rest) {
+                let (n, lf) = match find_lf(rest) {
                     Some(i) => (i, true),
                     None => (rest.len(), false),
                 };
@@ -132,19 +132,106 @@ impl UdiffParser {
                 self.machine.skip_content(n);
                 at += n;
                 if lf {
-                    self.machine.step(b'\n')?;
+                    self.machine.end_streaming_line();
                     at += 1;
                 }
                 continue;
             }
+            if let Some((old, new)) = self.machine.hunk_owed() {
+                let taken = self.body_lines(&chunk[at..], old, new, on_event);
+                if taken > 0 {
+                    at += taken;
+                    continue;
+                }
+            }
             let byte = chunk[at];
+            if let Some(kind) = self.machine.body_line_start(byte) {
+                self.count(kind);
+                send(&mut self.garbage_start, on_event, UdiffEvent::Line { kind });
+                at += 1;
+                continue;
+            }
+            let mut taken = self.machine.value_run(&chunk[at..]);
+            if taken == 0 {
+                taken = self.machine.keyword_run(&chunk[at..]);
+            }
+            if taken > 0 {
+                self.line.extend_from_slice(&chunk[at..at + taken]);
+                at += taken;
+                continue;
+            }
             let stepped = self.machine.step(byte)?;
+            if stepped.ends == 0 && stepped.step == Step::Held {
+                self.line.push(byte);
+                at += 1;
+                continue;
+            }
             if !matches!(stepped.step, Step::Abandon { .. }) {
                 at += 1;
             }
             self.handle(stepped, byte, on_event)?;
         }
         Ok(())
+    }
+
+    /// The tight loop over the body lines of a `strict`/`git` hunk, with `old` and `new`
+    /// lines owed: each line's side from its first byte and the counts, its content up to the
+    /// LF in one slice. Stops before any byte that is not the start of an owed body line (the
+    /// machine decides those), when the counts are met, or at the end of `bytes`; returns the
+    /// bytes taken.
+    fn body_lines<F>(&mut self, bytes: &[u8], mut old: u64, mut new: u64, on_event: &mut F) -> usize
+    where
+        F: for<'e> FnMut(UdiffEvent<'e>),
+    {
+        self.garbage_start = None;
+        let (old_in, new_in) = (old, new);
+        // The counts before the last line taken: whether it ended a side decides `\`.
+        let (mut old_before, mut new_before) = (old, new);
+        let mut at = 0;
+        let mut open = None;
+        while at < bytes.len() && (old > 0 || new > 0) {
+            let byte = bytes[at];
+            // An if-chain rather than a jump table: the common sides first, well predicted.
+            let (kind, old2, new2) = if byte == b'+' && new > 0 {
+                (LineKind::Add, old, new - 1)
+            } else if (byte == b' ' || byte == b'\n') && old > 0 && new > 0 {
+                (LineKind::Context, old - 1, new - 1)
+            } else if byte == b'-' && old > 0 {
+                (LineKind::Remove, old - 1, new)
+            } else {
+                break;
+            };
+            (old_before, new_before) = (old, new);
+            (old, new) = (old2, new2);
+            on_event(UdiffEvent::Line { kind });
+            at += 1;
+            if byte == b'\n' {
+                continue;
+            }
+            let rest = &bytes[at..];
+            match find_lf(rest) {
+                Some(n) => {
+                    if n > 0 {
+                        on_event(UdiffEvent::LineData(&rest[..n]));
+                    }
+                    at += n + 1;
+                }
+                None => {
+                    if !rest.is_empty() {
+                        on_event(UdiffEvent::LineData(rest));
+                    }
+                    at = bytes.len();
+                    open = Some(kind);
+                }
+            }
+        }
+        if at > 0 {
+            self.old_seen += old_in - old;
+            self.new_seen += new_in - new;
+            let bs = (old == 0 && old_before > 0) || (new == 0 && new_before > 0);
+            self.machine.resume_hunk(old, new, bs, open, at);
+        }
+        at
     }
 
     fn handle<F>(
@@ -189,12 +276,12 @@ impl UdiffParser {
                 self.tent.clear();
                 self.emit_header(on_event);
             }
-            Step::HunkHeader { ranges } => {
+            Step::HunkHeader => {
                 self.line.push(byte);
                 let ranges = if self.machine.mode() == Mode::Recount {
                     header::lenient_ranges(&self.line)
                 } else {
-                    ranges
+                    self.machine.ranges()
                 };
                 self.old_seen = 0;
                 self.new_seen = 0;
@@ -438,6 +525,30 @@ impl UdiffParser {
     fn held(&self) -> u64 {
         self.line.len() as u64 + self.tent.len() as u64 + self.header_held
     }
+}
+
+/// The first LF of `bytes`. Most diff lines are short, and a vector search pays a setup per
+/// call that a short line does not repay: the first 128 bytes are scanned eight at a time
+/// with a word-wide zero-byte test (safe code, branch-light), longer lines with `memchr`.
+#[inline]
+fn find_lf(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const LFS: u64 = ONES * b'\n' as u64;
+    let mut i = 0;
+    while let Some(word) = bytes.get(i..i + 8) {
+        let w = u64::from_le_bytes(word.try_into().unwrap_or([0; 8])) ^ LFS;
+        // The lowest set bit marks the first zero byte, that is the first LF.
+        let zero = w.wrapping_sub(ONES) & !w & HIGHS;
+        if zero != 0 {
+            return Some(i + (zero.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+        if i >= 128 {
+            return memchr(b'\n', &bytes[i..]).map(|j| i + j);
+        }
+    }
+    bytes[i..].iter().position(|&b| b == b'\n').map(|j| i + j)
 }
 
 /// A body line's events: its side, then its content without the prefix byte.

@@ -17,7 +17,9 @@ fn body<'a>(lines: &'a [&'a str]) -> Result<&'a [&'a str], String> {
     }
     match lines {
         [first, .., last]
-            if matches!(*first, "<<EOF" | "<<'EOF'" | "<<\"EOF\"") && last.ends_with("EOF") && lines.len() >= 4 =>
+            if matches!(*first, "<<EOF" | "<<'EOF'" | "<<\"EOF\"")
+                && last.ends_with("EOF")
+                && lines.len() >= 4 =>
         {
             direct(&lines[1..lines.len() - 1]).ok_or_else(|| "bad heredoc body".into())
         }
@@ -53,7 +55,13 @@ fn hunk(lines: &[&str]) -> Result<(FileOperation, usize), String> {
             }
         }
         let n = out.len() + 1;
-        return Ok((FileOperation::Add { path: path.into(), lines: out }, n));
+        return Ok((
+            FileOperation::Add {
+                path: path.into(),
+                lines: out,
+            },
+            n,
+        ));
     }
     if let Some(path) = first.strip_prefix("*** Delete File: ") {
         return Ok((FileOperation::Delete { path: path.into() }, 1));
@@ -63,7 +71,10 @@ fn hunk(lines: &[&str]) -> Result<(FileOperation, usize), String> {
     };
     let mut used = 1;
     let mut rest = &lines[1..];
-    let move_to = rest.first().and_then(|l| l.strip_prefix("*** Move to: ")).map(|p| p.trim_end().to_string());
+    let move_to = rest
+        .first()
+        .and_then(|l| l.strip_prefix("*** Move to: "))
+        .map(|p| p.trim_end().to_string());
     if move_to.is_some() {
         rest = &rest[1..];
         used += 1;
@@ -86,7 +97,14 @@ fn hunk(lines: &[&str]) -> Result<(FileOperation, usize), String> {
     if chunks.is_empty() {
         return Err("empty update".into());
     }
-    Ok((FileOperation::Update { path: path.into(), move_to, chunks }, used))
+    Ok((
+        FileOperation::Update {
+            path: path.into(),
+            move_to,
+            chunks,
+        },
+        used,
+    ))
 }
 
 fn chunk(lines: &[&str], first: bool) -> Result<(Chunk, usize), String> {

@@ -1,5 +1,6 @@
 //! A generator of random apply_patch inputs: valid patches (strict grammar), their
 //! truncations and random mutations. Deterministic (xorshift), no dependencies.
+#![allow(dead_code)] // each test binary uses part of it
 
 pub struct Rng(pub u64);
 
@@ -126,10 +127,36 @@ pub fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
 }
 
 const CODEX_PIECES: &[&str] = &[
-    "*** Begin Patch", "*** End Patch", "*** Add File: ", "*** Delete File: ", "*** Update File: ",
-    "*** Move to: ", "*** End of File", "*** Environment ID: ", "@@", "@@ ", "+", "-", " ", "  ",
-    "\t", "\r", "\n", "\r\n", "\n\n", "a", "b.txt", "EOF", "<<EOF", "<<'EOF'", "\u{a0}", "\u{3000}",
-    "é", "*", "@", "x y",
+    "*** Begin Patch",
+    "*** End Patch",
+    "*** Add File: ",
+    "*** Delete File: ",
+    "*** Update File: ",
+    "*** Move to: ",
+    "*** End of File",
+    "*** Environment ID: ",
+    "@@",
+    "@@ ",
+    "+",
+    "-",
+    " ",
+    "  ",
+    "\t",
+    "\r",
+    "\n",
+    "\r\n",
+    "\n\n",
+    "a",
+    "b.txt",
+    "EOF",
+    "<<EOF",
+    "<<'EOF'",
+    "\u{a0}",
+    "\u{3000}",
+    "é",
+    "*",
+    "@",
+    "x y",
 ];
 
 /// A random text shaped like a patch in codex mode's lenient forms (indented and padded
@@ -139,7 +166,10 @@ pub fn codex_text(rng: &mut Rng) -> Vec<u8> {
     let pad = |rng: &mut Rng| -> &'static str { rng.pick(&["", "", "", " ", "\t", "\u{a0}"]) };
     let heredoc = rng.chance(15);
     if heredoc {
-        lines.push(rng.pick(&["<<EOF", "<<'EOF'", "<<\"EOF\"", "<<EOF "]).into());
+        lines.push(
+            rng.pick(&["<<EOF", "<<'EOF'", "<<\"EOF\"", "<<EOF "])
+                .into(),
+        );
     }
     lines.push(format!("{}*** Begin Patch{}", pad(rng), pad(rng)));
     if rng.chance(10) {
@@ -148,23 +178,50 @@ pub fn codex_text(rng: &mut Rng) -> Vec<u8> {
     for _ in 0..rng.below(4) {
         match rng.below(3) {
             0 => {
-                lines.push(format!("{}*** Add File: {}{}", pad(rng), rng.pick(&["a.txt", " b", "c d"]), pad(rng)));
+                lines.push(format!(
+                    "{}*** Add File: {}{}",
+                    pad(rng),
+                    rng.pick(&["a.txt", " b", "c d"]),
+                    pad(rng)
+                ));
                 for _ in 0..rng.below(3) {
                     lines.push(format!("+{}", rng.pick(CODEX_PIECES)));
                 }
             }
-            1 => lines.push(format!("{}*** Delete File: {}{}", pad(rng), rng.pick(&["a.txt", "x"]), pad(rng))),
+            1 => lines.push(format!(
+                "{}*** Delete File: {}{}",
+                pad(rng),
+                rng.pick(&["a.txt", "x"]),
+                pad(rng)
+            )),
             _ => {
                 lines.push(format!("{}*** Update File: u.txt{}", pad(rng), pad(rng)));
                 if rng.chance(30) {
-                    lines.push(format!("*** Move to: {}{}", rng.pick(&["v.txt", "", " "]), pad(rng)));
+                    lines.push(format!(
+                        "*** Move to: {}{}",
+                        rng.pick(&["v.txt", "", " "]),
+                        pad(rng)
+                    ));
                 }
                 for c in 0..rng.below(3) + 1 {
                     if c > 0 || rng.chance(60) {
                         lines.push(rng.pick(&["@@", "@@ fn f()", "@@ ", "@@x"]).into());
                     }
                     for _ in 0..rng.below(4) + 1 {
-                        lines.push(rng.pick(&["+x", "-y", " z", "", "  ", " *** End Patch", "\t", "+", "-"]).into());
+                        lines.push(
+                            rng.pick(&[
+                                "+x",
+                                "-y",
+                                " z",
+                                "",
+                                "  ",
+                                " *** End Patch",
+                                "\t",
+                                "+",
+                                "-",
+                            ])
+                            .into(),
+                        );
                     }
                     if rng.chance(20) {
                         lines.push("*** End of File".into());
