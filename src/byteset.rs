@@ -132,7 +132,11 @@ mod tests {
 
     #[test]
     fn ranges_are_maximal_and_sorted() {
-        let set = ByteSet::range(b'a', b'z').with(b'_').with(0).with(255).with(b'`');
+        let set = ByteSet::range(b'a', b'z')
+            .with(b'_')
+            .with(0)
+            .with(255)
+            .with(b'`');
         assert_eq!(
             set.ranges(),
             vec![(0, 0), (b'_', b'z'), (255, 255)],

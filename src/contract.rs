@@ -126,7 +126,11 @@ pub trait PushParser: Clone {
     /// Feeds the next chunk (any size, zero included). Events confirmed by it are handed to
     /// `on_event` in order. The first byte outside [`allowed`](Self::allowed) stops the push
     /// and is returned as an error; the parser stays in that error from then on.
-    fn push<F>(&mut self, chunk: &[u8], on_event: &mut F) -> Result<(), ParseError<Self::ErrorKind>>
+    fn push<F>(
+        &mut self,
+        chunk: &[u8],
+        on_event: &mut F,
+    ) -> Result<(), ParseError<Self::ErrorKind>>
     where
         F: for<'e> FnMut(Self::Event<'e>);
 

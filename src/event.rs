@@ -199,9 +199,6 @@ impl Recorder {
 
     /// How many units of kind `unit` were confirmed.
     pub fn units(&self, unit: &str) -> u64 {
-        self.records
-            .iter()
-            .filter(|r| r.unit == Some(unit))
-            .count() as u64
+        self.records.iter().filter(|r| r.unit == Some(unit)).count() as u64
     }
 }

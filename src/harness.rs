@@ -110,7 +110,10 @@ pub fn check_byte_at_a_time<P: PushParser>(
                 return Err(format!("at {at}: error is not sticky"));
             }
             if parser.consumed() != at as u64 {
-                return Err(format!("at {at}: consumed {} after error", parser.consumed()));
+                return Err(format!(
+                    "at {at}: consumed {} after error",
+                    parser.consumed()
+                ));
             }
             break;
         }
@@ -120,7 +123,10 @@ pub fn check_byte_at_a_time<P: PushParser>(
     }
     let outcome = parser.finish(&mut |e| recorder.record(&e));
     if outcome.confirmed < last_confirmed || outcome.confirmed > outcome.consumed {
-        return Err(format!("finish moved the frontier to {}", outcome.confirmed));
+        return Err(format!(
+            "finish moved the frontier to {}",
+            outcome.confirmed
+        ));
     }
     Ok(Transcript {
         records: recorder.records,
@@ -128,13 +134,19 @@ pub fn check_byte_at_a_time<P: PushParser>(
     })
 }
 
-fn check_state<P: PushParser>(parser: &P, at: usize, last_confirmed: &mut u64) -> Result<(), String> {
+fn check_state<P: PushParser>(
+    parser: &P,
+    at: usize,
+    last_confirmed: &mut u64,
+) -> Result<(), String> {
     if parser.consumed() != at as u64 {
         return Err(format!("at {at}: consumed() says {}", parser.consumed()));
     }
     let confirmed = parser.confirmed();
     if confirmed < *last_confirmed || confirmed > at as u64 {
-        return Err(format!("at {at}: frontier {confirmed} after {last_confirmed}"));
+        return Err(format!(
+            "at {at}: frontier {confirmed} after {last_confirmed}"
+        ));
     }
     *last_confirmed = confirmed;
     if parser.pending() > parser.pending_bound() {
@@ -173,7 +185,11 @@ pub fn check_chunking<P: PushParser>(
     for cut in (0..=input.len()).step_by(stride.max(1)) {
         let split = run_split(parser.clone(), input, &[cut]);
         if split != whole {
-            return Err(describe_difference(&format!("split at {cut}"), &whole, &split));
+            return Err(describe_difference(
+                &format!("split at {cut}"),
+                &whole,
+                &split,
+            ));
         }
     }
     Ok(whole)
@@ -183,7 +199,11 @@ pub fn check_chunking<P: PushParser>(
 /// events that incremental parsing had confirmed by then plus what `finish` adds at the cut,
 /// and the same outcome; and what incremental parsing confirms is a prefix of the events of the
 /// whole input.
-pub fn check_prefixes<P: PushParser>(parser: &P, input: &[u8], stride: usize) -> Result<(), String> {
+pub fn check_prefixes<P: PushParser>(
+    parser: &P,
+    input: &[u8],
+    stride: usize,
+) -> Result<(), String> {
     let whole = run(parser.clone(), input, None);
     let mut stepper = parser.clone();
     let mut stepped = Recorder::default();
@@ -194,15 +214,29 @@ pub fn check_prefixes<P: PushParser>(parser: &P, input: &[u8], stride: usize) ->
         }
         end = k;
         if !records_are_prefix(&stepped.records, &whole.records) {
-            let got = Transcript { records: stepped.records.clone(), outcome: whole.outcome };
-            return Err(describe_difference(&format!("confirmed by {k}"), &whole, &got));
+            let got = Transcript {
+                records: stepped.records.clone(),
+                outcome: whole.outcome,
+            };
+            return Err(describe_difference(
+                &format!("confirmed by {k}"),
+                &whole,
+                &got,
+            ));
         }
         let mut at_cut = stepped.clone();
         let outcome = stepper.clone().finish(&mut |e| at_cut.record(&e));
-        let expected = Transcript { records: at_cut.records, outcome };
+        let expected = Transcript {
+            records: at_cut.records,
+            outcome,
+        };
         let prefix = run(parser.clone(), &input[..k], None);
         if prefix != expected {
-            return Err(describe_difference(&format!("prefix {k}"), &expected, &prefix));
+            return Err(describe_difference(
+                &format!("prefix {k}"),
+                &expected,
+                &prefix,
+            ));
         }
     }
     Ok(())
@@ -227,7 +261,10 @@ pub fn records_are_prefix(prefix: &[Record], whole: &[Record]) -> bool {
         return true;
     }
     match (last.fields.last(), theirs.fields.last()) {
-        (Some(("data", crate::event::OwnedValue::Bytes(a))), Some(("data", crate::event::OwnedValue::Bytes(b)))) => {
+        (
+            Some(("data", crate::event::OwnedValue::Bytes(a))),
+            Some(("data", crate::event::OwnedValue::Bytes(b))),
+        ) => {
             last.event == theirs.event
                 && last.fields[..last.fields.len() - 1] == theirs.fields[..theirs.fields.len() - 1]
                 && b.starts_with(a)

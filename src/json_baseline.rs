@@ -150,7 +150,9 @@ mod tests {
             if i + 1 < text.len() {
                 assert_eq!(state, BufferState::Waiting, "after {} bytes", i + 1);
             } else {
-                let BufferState::Parsed(calls) = state else { panic!("{state:?}") };
+                let BufferState::Parsed(calls) = state else {
+                    panic!("{state:?}")
+                };
                 assert_eq!(calls.len(), 1);
                 assert_eq!(calls[0].name, "read_file");
                 assert_eq!(calls[0].id, "call_0");
@@ -163,7 +165,9 @@ mod tests {
     #[test]
     fn reads_the_openai_tool_calls_shape() {
         let text = br#"{"tool_calls":[{"id":"c7","type":"function","function":{"name":"shell","arguments":"{\"command\":\"ls -l\"}"}}]}"#;
-        let BufferState::Parsed(calls) = JsonBuffer::default().push(text) else { panic!() };
+        let BufferState::Parsed(calls) = JsonBuffer::default().push(text) else {
+            panic!()
+        };
         assert_eq!(calls[0].id, "c7");
         assert_eq!(calls[0].name, "shell");
         assert_eq!(calls[0].arg("command").unwrap().as_ref(), b"ls -l");
@@ -173,6 +177,9 @@ mod tests {
     fn refuses_json_that_is_not_a_call() {
         let state = JsonBuffer::default().push(br#"{"arguments":{}}"#);
         assert!(matches!(state, BufferState::Invalid(_)), "{state:?}");
-        assert!(matches!(JsonBuffer::default().push(b"42"), BufferState::Invalid(_)));
+        assert!(matches!(
+            JsonBuffer::default().push(b"42"),
+            BufferState::Invalid(_)
+        ));
     }
 }

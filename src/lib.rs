@@ -16,10 +16,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod byteset;
-pub mod contract;
 pub mod apply;
 pub mod apply_patch;
+pub mod byteset;
+pub mod contract;
 pub mod ctl;
 pub mod event;
 pub mod harness;

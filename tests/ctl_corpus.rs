@@ -21,7 +21,14 @@ fn corpus() -> Vec<PathBuf> {
 }
 
 fn expected_verdict(path: &Path) -> &'static str {
-    match path.parent().unwrap().file_name().unwrap().to_str().unwrap() {
+    match path
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+    {
         "valid" => "complete",
         "truncated" => "incomplete",
         _ => "error",
@@ -34,9 +41,17 @@ fn every_chunking_gives_the_same_transcript() {
         let input = std::fs::read(&path).unwrap();
         let whole = harness::check_chunking(&CtlParser::default(), &input, 1)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert_eq!(whole.outcome.verdict.as_str(), expected_verdict(&path), "{}", path.display());
+        assert_eq!(
+            whole.outcome.verdict.as_str(),
+            expected_verdict(&path),
+            "{}",
+            path.display()
+        );
         for size in [2, 3, 7, 64] {
-            assert_eq!(harness::run(CtlParser::default(), &input, Some(size)), whole);
+            assert_eq!(
+                harness::run(CtlParser::default(), &input, Some(size)),
+                whole
+            );
         }
     }
 }
@@ -73,7 +88,11 @@ fn snapshot<K: ErrorKind>(t: &Transcript<K>) -> Snapshot<'_> {
         verdict: t.outcome.verdict.as_str(),
         consumed: t.outcome.consumed,
         confirmed: t.outcome.confirmed,
-        error: t.outcome.verdict.error().map(|e| (e.offset, e.byte, e.kind.as_str())),
+        error: t
+            .outcome
+            .verdict
+            .error()
+            .map(|e| (e.offset, e.byte, e.kind.as_str())),
         events: &t.records,
     }
 }
@@ -85,7 +104,12 @@ fn event_streams_match_their_snapshots() {
         let transcript = harness::run(CtlParser::default(), &input, Some(5));
         let name = format!(
             "{}__{}",
-            path.parent().unwrap().file_name().unwrap().to_str().unwrap(),
+            path.parent()
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap(),
             path.file_stem().unwrap().to_str().unwrap()
         );
         insta::assert_json_snapshot!(name, snapshot(&transcript));
@@ -95,13 +119,20 @@ fn event_streams_match_their_snapshots() {
 #[test]
 fn confirmed_calls_are_those_ended_before_the_cut() {
     // The truncated files are a complete four-call turn plus a cut fifth call.
-    for path in corpus().iter().filter(|p| expected_verdict(p) == "incomplete") {
+    for path in corpus()
+        .iter()
+        .filter(|p| expected_verdict(p) == "incomplete")
+    {
         let input = std::fs::read(path).unwrap();
         let mut assembler = frontier::ctl::CallAssembler::default();
         let mut calls = Vec::new();
         let mut parser = CtlParser::default();
         let _ = parser.push(&input, &mut |e| calls.extend(assembler.on_event(&e)));
-        let expected = if path.ends_with("06_cut_after_digits.ctl") { 0 } else { 4 };
+        let expected = if path.ends_with("06_cut_after_digits.ctl") {
+            0
+        } else {
+            4
+        };
         assert_eq!(calls.len(), expected, "{}", path.display());
         assert!(calls.iter().all(|c| c.id != "c5"));
     }

@@ -40,14 +40,21 @@ enum Line {
 fn header(i: &[u8], limits: Limits, in_frame: bool) -> Result<(&[u8], Line), bool> {
     let parsed: IResult<&[u8], Line> = if in_frame {
         if i.first() == Some(&b'a') {
-            tuple((tag("arg "), token, tag(" "), digit1, tag("\n")))(i).and_then(|(rest, (_, key, _, n, _))| {
-                let leading_zero = n.len() > 1 && n[0] == b'0';
-                let value = std::str::from_utf8(n).unwrap().parse::<u64>().ok();
-                match value {
-                    Some(v) if !leading_zero && v <= limits.max_arg => Ok((rest, Line::Arg(text(key), v))),
-                    _ => Err(nom::Err::Error(nom::error::Error::new(i, nom::error::ErrorKind::Verify))),
-                }
-            })
+            tuple((tag("arg "), token, tag(" "), digit1, tag("\n")))(i).and_then(
+                |(rest, (_, key, _, n, _))| {
+                    let leading_zero = n.len() > 1 && n[0] == b'0';
+                    let value = std::str::from_utf8(n).unwrap().parse::<u64>().ok();
+                    match value {
+                        Some(v) if !leading_zero && v <= limits.max_arg => {
+                            Ok((rest, Line::Arg(text(key), v)))
+                        }
+                        _ => Err(nom::Err::Error(nom::error::Error::new(
+                            i,
+                            nom::error::ErrorKind::Verify,
+                        ))),
+                    }
+                },
+            )
         } else {
             tag("end\n")(i).map(|(rest, _)| (rest, Line::End))
         }
@@ -65,7 +72,11 @@ fn header(i: &[u8], limits: Limits, in_frame: bool) -> Result<(&[u8], Line), boo
 
 /// Whether a cut-off header line can still be finished within the limits.
 fn line_can_finish(partial: &[u8], limits: Limits, in_frame: bool) -> bool {
-    let shortest: &[&[u8]] = if in_frame { &[b"arg a 0\n", b"end\n"] } else { &[b"call a a\n"] };
+    let shortest: &[&[u8]] = if in_frame {
+        &[b"arg a 0\n", b"end\n"]
+    } else {
+        &[b"call a a\n"]
+    };
     shortest.iter().any(|line| {
         (0..=line.len()).any(|k| {
             let mut attempt = partial.to_vec();
@@ -93,14 +104,24 @@ fn reference(input: &[u8], limits: Limits) -> (Status, Vec<ToolCall>) {
         let (after, id, name) = match header(rest, limits, false) {
             Ok((after, Line::Call(id, name))) => (after, id, name),
             Ok(_) => unreachable!("outside a frame only call lines parse"),
-            Err(true) if line_can_finish(rest, limits, false) => return (Status::Incomplete, calls),
+            Err(true) if line_can_finish(rest, limits, false) => {
+                return (Status::Incomplete, calls)
+            }
             Err(_) => return (Status::Error, calls),
         };
         rest = after;
-        let mut call = ToolCall { id, name, args: Vec::new() };
+        let mut call = ToolCall {
+            id,
+            name,
+            args: Vec::new(),
+        };
         loop {
             if rest.is_empty() {
-                let status = if line_can_finish(rest, limits, true) { Status::Incomplete } else { Status::Error };
+                let status = if line_can_finish(rest, limits, true) {
+                    Status::Incomplete
+                } else {
+                    Status::Error
+                };
                 return (status, calls);
             }
             match header(rest, limits, true) {
@@ -119,7 +140,9 @@ fn reference(input: &[u8], limits: Limits) -> (Status, Vec<ToolCall>) {
                     }
                 }
                 Ok((_, Line::Call(..))) => unreachable!(),
-                Err(true) if line_can_finish(rest, limits, true) => return (Status::Incomplete, calls),
+                Err(true) if line_can_finish(rest, limits, true) => {
+                    return (Status::Incomplete, calls)
+                }
                 Err(_) => return (Status::Error, calls),
             }
         }
@@ -145,10 +168,21 @@ fn reference_allowed(prefix: &[u8], limits: Limits) -> ByteSet {
 
 /// The kind the reference gives a refused byte: which limit, relaxed, would have let it in.
 fn reference_kind(prefix_and_byte: &[u8], limits: Limits) -> &'static str {
-    let no_arg_bound = Limits { max_arg: u64::MAX / 16, ..limits };
-    let no_line_bound = Limits { max_line: u32::MAX, ..limits };
-    let neither = Limits { max_line: u32::MAX, max_arg: u64::MAX / 16 };
-    if viable(prefix_and_byte, no_arg_bound) || (viable(prefix_and_byte, neither) && !viable(prefix_and_byte, no_line_bound)) {
+    let no_arg_bound = Limits {
+        max_arg: u64::MAX / 16,
+        ..limits
+    };
+    let no_line_bound = Limits {
+        max_line: u32::MAX,
+        ..limits
+    };
+    let neither = Limits {
+        max_line: u32::MAX,
+        max_arg: u64::MAX / 16,
+    };
+    if viable(prefix_and_byte, no_arg_bound)
+        || (viable(prefix_and_byte, neither) && !viable(prefix_and_byte, no_line_bound))
+    {
         "arg_too_large"
     } else if viable(prefix_and_byte, no_line_bound) {
         "line_too_long"
@@ -164,8 +198,16 @@ fn compare(input: &[u8], limits: Limits) -> Result<(), TestCaseError> {
     let mut calls = Vec::new();
     for k in 0..=input.len() {
         let prefix = &input[..k];
-        prop_assert_eq!(parser.allowed(), reference_allowed(prefix, limits), "allowed after {:?}", String::from_utf8_lossy(prefix));
-        prop_assert_eq!(parser.accepting(), reference(prefix, limits).0 == Status::Complete);
+        prop_assert_eq!(
+            parser.allowed(),
+            reference_allowed(prefix, limits),
+            "allowed after {:?}",
+            String::from_utf8_lossy(prefix)
+        );
+        prop_assert_eq!(
+            parser.accepting(),
+            reference(prefix, limits).0 == Status::Complete
+        );
         let Some(&byte) = input.get(k) else { break };
         if let Err(e) = parser.push(&[byte], &mut |e| calls.extend(assembler.on_event(&e))) {
             prop_assert_eq!(e.offset, k as u64);
@@ -177,10 +219,18 @@ fn compare(input: &[u8], limits: Limits) -> Result<(), TestCaseError> {
     let (status, expected_calls) = {
         let cut = parser.error().map_or(input.len(), |e| e.offset as usize);
         let (status, calls) = reference(&input[..cut], limits);
-        let status = if parser.error().is_some() { Status::Error } else { status };
+        let status = if parser.error().is_some() {
+            Status::Error
+        } else {
+            status
+        };
         (status, calls)
     };
-    let verdict = parser.finish(&mut |_| {}).verdict;
+    let outcome = parser.finish(&mut |_| {});
+    // Whole-buffer feeding takes the fast paths (token runs, body slices): same outcome.
+    let whole = frontier::harness::run(CtlParser::new(limits), input, None);
+    prop_assert_eq!(whole.outcome, outcome);
+    let verdict = outcome.verdict;
     let got = match verdict {
         Verdict::Complete => Status::Complete,
         Verdict::Incomplete => Status::Incomplete,
@@ -191,7 +241,10 @@ fn compare(input: &[u8], limits: Limits) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn encode(calls: &[(String, String, Vec<(String, Vec<u8>)>)]) -> Vec<u8> {
+/// A generated call: id, name, and (key, body) arguments.
+type GenCall = (String, String, Vec<(String, Vec<u8>)>);
+
+fn encode(calls: &[GenCall]) -> Vec<u8> {
     let mut out = Vec::new();
     for (id, name, args) in calls {
         out.extend_from_slice(format!("call {id} {name}\n").as_bytes());
@@ -217,12 +270,19 @@ fn body_strategy() -> impl Strategy<Value = Vec<u8>> {
 }
 
 fn stream_strategy() -> impl Strategy<Value = Vec<u8>> {
-    let call = (token_strategy(), token_strategy(), proptest::collection::vec((token_strategy(), body_strategy()), 0..3));
+    let call = (
+        token_strategy(),
+        token_strategy(),
+        proptest::collection::vec((token_strategy(), body_strategy()), 0..3),
+    );
     proptest::collection::vec(call, 0..4).prop_map(|calls| encode(&calls))
 }
 
 fn limits_strategy() -> impl Strategy<Value = Limits> {
-    (prop_oneof![4u32..=24, Just(256u32)], prop_oneof![0u64..=20, Just(1000u64)])
+    (
+        prop_oneof![4u32..=24, Just(256u32)],
+        prop_oneof![0u64..=20, Just(1000u64)],
+    )
         .prop_map(|(max_line, max_arg)| Limits { max_line, max_arg })
 }
 
@@ -257,7 +317,10 @@ fn mutate(mut input: Vec<u8>, m: &Mutation) -> Vec<u8> {
 }
 
 fn mutation_strategy() -> impl Strategy<Value = Mutation> {
-    let byte = prop_oneof![any::<u8>(), proptest::sample::select(b" \n\r0123456789acdegln".to_vec())];
+    let byte = prop_oneof![
+        any::<u8>(),
+        proptest::sample::select(b" \n\r0123456789acdegln".to_vec())
+    ];
     prop_oneof![
         Just(Mutation::None),
         any::<usize>().prop_map(Mutation::Truncate),
@@ -284,7 +347,10 @@ proptest! {
 #[test]
 fn reference_agrees_on_hand_written_edges() {
     let default = Limits::default();
-    let small = Limits { max_line: 12, max_arg: 99 };
+    let small = Limits {
+        max_line: 12,
+        max_arg: 99,
+    };
     for (input, limits) in [
         (&b"call a b\narg k 007"[..], default),
         (b"call abcd efgh\n", small),

@@ -43,7 +43,10 @@ impl fmt::Display for PathError {
             PathError::Absolute(p) => write!(f, "absolute path {p:?} refused"),
             PathError::Escapes(p) => write!(f, "path {p:?} climbs out of the workspace"),
             PathError::SymlinkOutside(p) => {
-                write!(f, "path {p:?} leads outside the workspace through a symbolic link")
+                write!(
+                    f,
+                    "path {p:?} leads outside the workspace through a symbolic link"
+                )
             }
             PathError::Io(p, e) => write!(f, "cannot check path {p:?}: {e}"),
         }
@@ -133,9 +136,15 @@ mod tests {
         assert_eq!(ws.resolve("a/b.txt").unwrap(), ws.root().join("a/b.txt"));
         assert_eq!(ws.resolve("a/../b.txt").unwrap(), ws.root().join("b.txt"));
         assert_eq!(ws.resolve("./x").unwrap(), ws.root().join("x"));
-        assert_eq!(ws.resolve("/etc/passwd").unwrap_err().kind(), "absolute_path");
+        assert_eq!(
+            ws.resolve("/etc/passwd").unwrap_err().kind(),
+            "absolute_path"
+        );
         assert_eq!(ws.resolve("../x").unwrap_err().kind(), "path_escapes_root");
-        assert_eq!(ws.resolve("a/../../x").unwrap_err().kind(), "path_escapes_root");
+        assert_eq!(
+            ws.resolve("a/../../x").unwrap_err().kind(),
+            "path_escapes_root"
+        );
         assert_eq!(ws.resolve("").unwrap_err().kind(), "invalid_path");
         assert_eq!(ws.resolve(".").unwrap_err().kind(), "invalid_path");
     }
@@ -149,9 +158,18 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("inner"), dir.path().join("in")).unwrap();
         std::os::unix::fs::symlink("/nonexistent/target", dir.path().join("dangling")).unwrap();
         let ws = Workspace::new(dir.path()).unwrap();
-        assert_eq!(ws.resolve("out/x").unwrap_err().kind(), "symlink_outside_root");
-        assert_eq!(ws.resolve("out").unwrap_err().kind(), "symlink_outside_root");
-        assert_eq!(ws.resolve("dangling").unwrap_err().kind(), "symlink_outside_root");
+        assert_eq!(
+            ws.resolve("out/x").unwrap_err().kind(),
+            "symlink_outside_root"
+        );
+        assert_eq!(
+            ws.resolve("out").unwrap_err().kind(),
+            "symlink_outside_root"
+        );
+        assert_eq!(
+            ws.resolve("dangling").unwrap_err().kind(),
+            "symlink_outside_root"
+        );
         assert!(ws.resolve("in/x").is_ok());
     }
 }

@@ -112,8 +112,14 @@ pub fn erase_kind<K: ErrorKind>(outcome: Outcome<K>) -> Outcome<&'static str> {
 pub fn run(args: Args) -> Result<i32, String> {
     let mut all_complete = true;
     for path in &args.files {
-        let (outcome, units) = dispatch(&args.lang, CheckFile { path, chunk: args.chunk })?
-            .map_err(|e| format!("{path}: {e}"))?;
+        let (outcome, units) = dispatch(
+            &args.lang,
+            CheckFile {
+                path,
+                chunk: args.chunk,
+            },
+        )?
+        .map_err(|e| format!("{path}: {e}"))?;
         all_complete &= matches!(outcome.verdict, Verdict::Complete);
         let error = outcome.verdict.error().map(|e| ErrorReport {
             offset: e.offset,
@@ -129,13 +135,20 @@ pub fn run(args: Args) -> Result<i32, String> {
                 error,
                 units: Units(units),
             };
-            println!("{}", serde_json::to_string(&report).map_err(|e| e.to_string())?);
+            println!(
+                "{}",
+                serde_json::to_string(&report).map_err(|e| e.to_string())?
+            );
         } else {
             let units: Vec<String> = units.iter().map(|(k, n)| format!("{n} {k}")).collect();
             match error {
                 Some(e) => println!(
                     "{path}: error: {} at byte {} (0x{:02x}); {} bytes confirmed; {}",
-                    e.kind, e.offset, e.byte, outcome.confirmed, units.join(", ")
+                    e.kind,
+                    e.offset,
+                    e.byte,
+                    outcome.confirmed,
+                    units.join(", ")
                 ),
                 None => println!(
                     "{path}: {} after {} bytes, {} confirmed; {}",

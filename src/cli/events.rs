@@ -99,7 +99,13 @@ impl WithParser for Events<'_> {
 }
 
 pub fn run(args: Args) -> Result<i32, String> {
-    let complete = dispatch(&args.lang, Events { path: &args.file, chunk: args.chunk })?
-        .map_err(|e| format!("{}: {e}", args.file))?;
+    let complete = dispatch(
+        &args.lang,
+        Events {
+            path: &args.file,
+            chunk: args.chunk,
+        },
+    )?
+    .map_err(|e| format!("{}: {e}", args.file))?;
     Ok(if complete { 0 } else { 1 })
 }

@@ -50,7 +50,9 @@ pub fn dispatch<C: WithParser>(args: &LangArgs, command: C) -> Result<C::Output,
         }))),
         (lang, Some(mode)) => Err(format!(
             "unknown mode {mode:?} for --lang {}",
-            lang.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default()
+            lang.to_possible_value()
+                .map(|v| v.get_name().to_owned())
+                .unwrap_or_default()
         )),
     }
 }

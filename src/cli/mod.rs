@@ -2,9 +2,9 @@
 //! `--mode` into a parser, so that every command works for every language through one generic
 //! function.
 
+mod calls;
 mod check;
 mod events;
-mod calls;
 mod input;
 mod lang;
 mod trace;
@@ -15,7 +15,11 @@ use clap::{Parser, Subcommand};
 pub const EXIT_USAGE: i32 = 2;
 
 #[derive(Parser, Debug)]
-#[command(name = "frontier", version, about = "Streaming parsers for model output: confirmed events and next-allowed bytes")]
+#[command(
+    name = "frontier",
+    version,
+    about = "Streaming parsers for model output: confirmed events and next-allowed bytes"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -42,7 +42,9 @@ impl WithParser for Trace<'_> {
             accepting_count += accepting as u64;
             if !self.summary {
                 line.clear();
-                line.push_str(&format!("{{\"at\":{at},\"accepting\":{accepting},\"allowed\":["));
+                line.push_str(&format!(
+                    "{{\"at\":{at},\"accepting\":{accepting},\"allowed\":["
+                ));
                 for (i, (lo, hi)) in allowed.ranges().into_iter().enumerate() {
                     if i > 0 {
                         line.push(',');
@@ -52,7 +54,9 @@ impl WithParser for Trace<'_> {
                 line.push_str("]}");
                 writeln!(out, "{line}")?;
             }
-            let Some(&byte) = self.bytes.get(at) else { break };
+            let Some(&byte) = self.bytes.get(at) else {
+                break;
+            };
             if let Err(e) = parser.push(&[byte], &mut |_| {}) {
                 if !self.summary {
                     let report = serde_json::json!({"at": at, "error": ErrorReport::of(&e)});
@@ -73,7 +77,13 @@ impl WithParser for Trace<'_> {
 
 pub fn run(args: Args) -> Result<i32, String> {
     let bytes = input::read_all(&args.file).map_err(|e| format!("{}: {e}", args.file))?;
-    dispatch(&args.lang, Trace { bytes: &bytes, summary: args.summary })?
-        .map_err(|e| e.to_string())?;
+    dispatch(
+        &args.lang,
+        Trace {
+            bytes: &bytes,
+            summary: args.summary,
+        },
+    )?
+    .map_err(|e| e.to_string())?;
     Ok(0)
 }

@@ -19,6 +19,18 @@ use super::{CtlErrorKind, Limits, TOKEN_CHARS};
 
 const DIGITS: ByteSet = ByteSet::range(b'0', b'9');
 
+/// `DIGITS_UP_TO[t]` is the digits `0..=t`: the next digits of `nbytes` that stay within
+/// `max_arg`, looked up instead of built at query time.
+const DIGITS_UP_TO: [ByteSet; 10] = {
+    let mut sets = [ByteSet::EMPTY; 10];
+    let mut top = 0;
+    while top < 10 {
+        sets[top] = ByteSet::range(b'0', b'0' + top as u8);
+        top += 1;
+    }
+    sets
+};
+
 /// A keyword a line starts with, SP or LF included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Word {
@@ -67,11 +79,26 @@ impl State {
         match self {
             State::Between | State::InFrame | State::Body { .. } => 0,
             // "call " id SP name LF, "arg " key SP digit LF, "end\n"
-            State::Word { word: Word::Call, matched } => 9 - matched as u32,
-            State::Word { word: Word::Arg, matched } => 8 - matched as u32,
-            State::Word { word: Word::End, matched } => 4 - matched as u32,
-            State::Token { field: Field::Id | Field::Key, empty } => 3 + empty as u32,
-            State::Token { field: Field::Name, empty } => 1 + empty as u32,
+            State::Word {
+                word: Word::Call,
+                matched,
+            } => 9 - matched as u32,
+            State::Word {
+                word: Word::Arg,
+                matched,
+            } => 8 - matched as u32,
+            State::Word {
+                word: Word::End,
+                matched,
+            } => 4 - matched as u32,
+            State::Token {
+                field: Field::Id | Field::Key,
+                empty,
+            } => 3 + empty as u32,
+            State::Token {
+                field: Field::Name,
+                empty,
+            } => 1 + empty as u32,
             State::Size { digits, .. } => 1 + (digits == 0) as u32,
         }
     }
@@ -182,8 +209,7 @@ impl CtlMachine {
         }
         match value.checked_mul(10) {
             Some(base) if base <= self.limits.max_arg => {
-                let top = (self.limits.max_arg - base).min(9) as u8;
-                ByteSet::range(b'0', b'0' + top)
+                DIGITS_UP_TO[(self.limits.max_arg - base).min(9) as usize]
             }
             _ => ByteSet::EMPTY,
         }
@@ -197,20 +223,38 @@ impl CtlMachine {
         match self.state {
             State::Between => self.set_if_fits(
                 ByteSet::single(b'c'),
-                State::Word { word: Word::Call, matched: 1 },
+                State::Word {
+                    word: Word::Call,
+                    matched: 1,
+                },
             ),
             State::InFrame => self
-                .set_if_fits(ByteSet::single(b'a'), State::Word { word: Word::Arg, matched: 1 })
+                .set_if_fits(
+                    ByteSet::single(b'a'),
+                    State::Word {
+                        word: Word::Arg,
+                        matched: 1,
+                    },
+                )
                 .union(self.set_if_fits(
                     ByteSet::single(b'e'),
-                    State::Word { word: Word::End, matched: 1 },
+                    State::Word {
+                        word: Word::End,
+                        matched: 1,
+                    },
                 )),
             State::Word { word, matched } => self.set_if_fits(
                 ByteSet::single(word.text()[matched as usize]),
                 advance_word(word, matched + 1),
             ),
             State::Token { field, empty } => {
-                let more = self.set_if_fits(TOKEN_CHARS, State::Token { field, empty: false });
+                let more = self.set_if_fits(
+                    TOKEN_CHARS,
+                    State::Token {
+                        field,
+                        empty: false,
+                    },
+                );
                 if empty {
                     more
                 } else {
@@ -220,7 +264,10 @@ impl CtlMachine {
             State::Size { value, digits } => {
                 let more = self.set_if_fits(
                     self.digits_within_bound(value, digits),
-                    State::Size { value, digits: digits.saturating_add(1) },
+                    State::Size {
+                        value,
+                        digits: digits.saturating_add(1),
+                    },
                 );
                 if digits == 0 {
                     more
@@ -282,6 +329,64 @@ impl CtlMachine {
         }
     }
 
+    /// Consumes, in one go, the longest run at the start of `bytes` that stays inside the
+    /// current header line without ending it: token characters inside a token (as many as the
+    /// line limit allows), or the rest of a keyword but its last byte. Returns how many bytes
+    /// it took; the byte after the run goes through [`step`](Self::step). This is the header
+    /// fast path: ids, names, keys and keywords are most of a header's bytes.
+    #[inline]
+    pub fn skip_run(&mut self, bytes: &[u8]) -> usize {
+        if self.error.is_some() {
+            return 0;
+        }
+        let (run, next) = match self.state {
+            State::Token { field, .. } => {
+                let filled = State::Token {
+                    field,
+                    empty: false,
+                };
+                let room = (self.limits.max_line as u64)
+                    .saturating_sub(self.line_len as u64 + filled.min_rest() as u64)
+                    .min(bytes.len() as u64) as usize;
+                let run = bytes[..room]
+                    .iter()
+                    .position(|&b| !TOKEN_CHARS.contains(b))
+                    .unwrap_or(room);
+                (run, filled)
+            }
+            State::Between | State::InFrame => {
+                let word = match bytes.first() {
+                    Some(b'c') if self.state == State::Between => Word::Call,
+                    Some(b'a') if self.state == State::InFrame => Word::Arg,
+                    Some(b'e') if self.state == State::InFrame => Word::End,
+                    _ => return 0,
+                };
+                self.word_run(word, 0, bytes)
+            }
+            State::Word { word, matched } => self.word_run(word, matched, bytes),
+            State::Size { .. } | State::Body { .. } => return 0,
+        };
+        if run > 0 {
+            self.state = next;
+            self.consumed += run as u64;
+            self.line_len += run as u32;
+        }
+        run
+    }
+
+    /// The run of a keyword's bytes, from `matched`, short of its last byte; taken only if
+    /// the shortest line it can start still fits (every byte of a keyword needs the same room).
+    fn word_run(&self, word: Word, matched: u8, bytes: &[u8]) -> (usize, State) {
+        let text = &word.text()[matched as usize..word.text().len() - 1];
+        let run = text.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+        let start = State::Word { word, matched };
+        let needed = self.line_len as u64 + start.min_rest() as u64;
+        if run == 0 || needed > self.limits.max_line as u64 {
+            return (0, start);
+        }
+        (run, advance_word(word, matched + run as u8))
+    }
+
     /// The grammar's transition on `byte`, with the limits checked.
     #[inline]
     fn transition(&self, byte: u8) -> Result<(State, Step), CtlErrorKind> {
@@ -291,7 +396,12 @@ impl CtlMachine {
                 return Ok(if remaining <= 1 {
                     (State::InFrame, Step::Body { last: true })
                 } else {
-                    (State::Body { remaining: remaining - 1 }, Step::Body { last: false })
+                    (
+                        State::Body {
+                            remaining: remaining - 1,
+                        },
+                        Step::Body { last: false },
+                    )
                 });
             }
             State::Between if byte == b'c' => (advance_word(Word::Call, 1), Step::Header),
@@ -299,14 +409,29 @@ impl CtlMachine {
             State::InFrame if byte == b'e' => (advance_word(Word::End, 1), Step::Header),
             State::Word { word, matched } if word.text()[matched as usize] == byte => {
                 let next = advance_word(word, matched + 1);
-                let step = if next == State::Between { Step::CallEnd } else { Step::Header };
+                let step = if next == State::Between {
+                    Step::CallEnd
+                } else {
+                    Step::Header
+                };
                 (next, step)
             }
-            State::Token { field, .. } if TOKEN_CHARS.contains(byte) => {
-                (State::Token { field, empty: false }, Step::Header)
-            }
-            State::Token { field, empty: false } if token_end_byte(field).contains(byte) => {
-                let step = if field == Field::Name { Step::CallLine } else { Step::Header };
+            State::Token { field, .. } if TOKEN_CHARS.contains(byte) => (
+                State::Token {
+                    field,
+                    empty: false,
+                },
+                Step::Header,
+            ),
+            State::Token {
+                field,
+                empty: false,
+            } if token_end_byte(field).contains(byte) => {
+                let step = if field == Field::Name {
+                    Step::CallLine
+                } else {
+                    Step::Header
+                };
                 (after_token(field), step)
             }
             State::Size { value, digits } if DIGITS.contains(byte) => {
@@ -318,10 +443,20 @@ impl CtlMachine {
                     .and_then(|v| v.checked_add((byte - b'0') as u64))
                     .filter(|&v| v <= self.limits.max_arg)
                     .ok_or(ArgTooLarge)?;
-                (State::Size { value, digits: digits.saturating_add(1) }, Step::Header)
+                (
+                    State::Size {
+                        value,
+                        digits: digits.saturating_add(1),
+                    },
+                    Step::Header,
+                )
             }
             State::Size { value, digits } if digits > 0 && byte == b'\n' => {
-                let next = if value == 0 { State::InFrame } else { State::Body { remaining: value } };
+                let next = if value == 0 {
+                    State::InFrame
+                } else {
+                    State::Body { remaining: value }
+                };
                 (next, Step::ArgLine { len: value })
             }
             _ => return Err(UnexpectedByte),
@@ -340,8 +475,14 @@ const fn advance_word(word: Word, matched: u8) -> State {
         return State::Word { word, matched };
     }
     match word {
-        Word::Call => State::Token { field: Field::Id, empty: true },
-        Word::Arg => State::Token { field: Field::Key, empty: true },
+        Word::Call => State::Token {
+            field: Field::Id,
+            empty: true,
+        },
+        Word::Arg => State::Token {
+            field: Field::Key,
+            empty: true,
+        },
         Word::End => State::Between,
     }
 }
@@ -356,9 +497,15 @@ const fn token_end_byte(field: Field) -> ByteSet {
 
 const fn after_token(field: Field) -> State {
     match field {
-        Field::Id => State::Token { field: Field::Name, empty: true },
+        Field::Id => State::Token {
+            field: Field::Name,
+            empty: true,
+        },
         Field::Name => State::InFrame,
-        Field::Key => State::Size { value: 0, digits: 0 },
+        Field::Key => State::Size {
+            value: 0,
+            digits: 0,
+        },
     }
 }
 

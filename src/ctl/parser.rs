@@ -159,6 +159,7 @@ impl PushParser for CtlParser {
             // A header line: step until it ends or the chunk does.
             let line_start = at;
             loop {
+                at += self.machine.skip_run(&chunk[at..]);
                 if at == chunk.len() {
                     self.line.extend_from_slice(&chunk[line_start..]);
                     return Ok(());
