@@ -8,6 +8,7 @@ mod events;
 mod input;
 mod lang;
 mod trace;
+mod truncate;
 
 use clap::{Parser, Subcommand};
 
@@ -35,6 +36,8 @@ enum Command {
     Events(events::Args),
     /// Print the confirmed tool calls of a CTL stream.
     Calls(calls::Args),
+    /// Cut the same calls framed as CTL and as JSON at every offset and compare runtimes.
+    Truncate(truncate::Args),
 }
 
 /// Runs the CLI and returns the exit status.
@@ -51,6 +54,7 @@ pub fn main() -> i32 {
         Command::Trace(args) => trace::run(args),
         Command::Events(args) => events::run(args),
         Command::Calls(args) => calls::run(args),
+        Command::Truncate(args) => truncate::run(args),
     };
     match result {
         Ok(code) => code,
