@@ -21,7 +21,10 @@ use frontier::truncation::heal::heal;
 
 fn corpus() -> Vec<Framed> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/truncation");
-    let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     files
         .iter()
@@ -36,7 +39,11 @@ fn ctl(streams: &[Vec<u8>], chunk: usize) -> usize {
         let mut parser = CtlParser::default();
         let mut assembler = CallAssembler::default();
         for piece in stream.chunks(chunk) {
-            parser.push(piece, &mut |e| calls += assembler.on_event(&e).is_some() as usize).unwrap();
+            parser
+                .push(piece, &mut |e| {
+                    calls += assembler.on_event(&e).is_some() as usize
+                })
+                .unwrap();
         }
     }
     calls
@@ -67,23 +74,50 @@ fn streaming(c: &mut Criterion) {
     group.sample_size(20);
     for chunk in [1usize, 16, 256] {
         group.throughput(Throughput::Bytes(ctl_bytes as u64));
-        group.bench_with_input(BenchmarkId::new("frontier_ctl", chunk), &chunk, |b, &chunk| {
-            b.iter(|| assert_eq!(ctl(black_box(&ctl_streams), chunk), calls))
-        });
+        group.bench_with_input(
+            BenchmarkId::new("frontier_ctl", chunk),
+            &chunk,
+            |b, &chunk| b.iter(|| assert_eq!(ctl(black_box(&ctl_streams), chunk), calls)),
+        );
         group.throughput(Throughput::Bytes(json_bytes as u64));
-        group.bench_with_input(BenchmarkId::new("serde_json_reparse", chunk), &chunk, |b, &chunk| {
-            b.iter(|| reparse(black_box(&json_streams), chunk, |buf| serde_json::from_slice::<serde_json::Value>(buf).is_ok()))
-        });
-        group.bench_with_input(BenchmarkId::new("jiter_partial", chunk), &chunk, |b, &chunk| {
-            b.iter(|| {
-                reparse(black_box(&json_streams), chunk, |buf| {
-                    jiter::JsonValue::parse_with_config(buf, false, jiter::PartialMode::TrailingStrings).is_ok()
+        group.bench_with_input(
+            BenchmarkId::new("serde_json_reparse", chunk),
+            &chunk,
+            |b, &chunk| {
+                b.iter(|| {
+                    reparse(black_box(&json_streams), chunk, |buf| {
+                        serde_json::from_slice::<serde_json::Value>(buf).is_ok()
+                    })
                 })
-            })
-        });
-        group.bench_with_input(BenchmarkId::new("heal_then_parse", chunk), &chunk, |b, &chunk| {
-            b.iter(|| reparse(black_box(&json_streams), chunk, |buf| serde_json::from_slice::<serde_json::Value>(&heal(buf)).is_ok()))
-        });
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("jiter_partial", chunk),
+            &chunk,
+            |b, &chunk| {
+                b.iter(|| {
+                    reparse(black_box(&json_streams), chunk, |buf| {
+                        jiter::JsonValue::parse_with_config(
+                            buf,
+                            false,
+                            jiter::PartialMode::TrailingStrings,
+                        )
+                        .is_ok()
+                    })
+                })
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("heal_then_parse", chunk),
+            &chunk,
+            |b, &chunk| {
+                b.iter(|| {
+                    reparse(black_box(&json_streams), chunk, |buf| {
+                        serde_json::from_slice::<serde_json::Value>(&heal(buf)).is_ok()
+                    })
+                })
+            },
+        );
     }
     group.finish();
 }

@@ -25,14 +25,24 @@ fn files(dir: &str) -> Vec<PathBuf> {
 
 /// Cut patterns: none, one in the middle, and a few uneven ones.
 fn cut_patterns(len: usize) -> Vec<Vec<usize>> {
-    vec![vec![], vec![len / 2], vec![1, len / 3, len / 3 + 1, len.saturating_sub(1)]]
+    vec![
+        vec![],
+        vec![len / 2],
+        vec![1, len / 3, len / 3 + 1, len.saturating_sub(1)],
+    ]
 }
 
 #[test]
 fn ctl_corpus_under_the_fuzz_checks() {
     for path in files("corpora/ctl") {
         let input = std::fs::read(&path).unwrap();
-        for limits in [Limits::default(), Limits { max_line: 16, max_arg: 64 }] {
+        for limits in [
+            Limits::default(),
+            Limits {
+                max_line: 16,
+                max_arg: 64,
+            },
+        ] {
             for cuts in cut_patterns(input.len()) {
                 check_contract(&CtlParser::new(limits), &input, &cuts)
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -19,6 +19,9 @@ use super::{CtlErrorKind, Limits, TOKEN_CHARS};
 
 const DIGITS: ByteSet = ByteSet::range(b'0', b'9');
 
+/// [`TOKEN_CHARS`] as a table, for the token-run fast path.
+const IS_TOKEN: [bool; 256] = TOKEN_CHARS.table();
+
 /// `DIGITS_UP_TO[t]` is the digits `0..=t`: the next digits of `nbytes` that stay within
 /// `max_arg`, looked up instead of built at query time.
 const DIGITS_UP_TO: [ByteSet; 10] = {
@@ -350,7 +353,7 @@ impl CtlMachine {
                     .min(bytes.len() as u64) as usize;
                 let run = bytes[..room]
                     .iter()
-                    .position(|&b| !TOKEN_CHARS.contains(b))
+                    .position(|&b| !IS_TOKEN[b as usize])
                     .unwrap_or(room);
                 (run, filled)
             }
