@@ -84,6 +84,18 @@ impl ByteSet {
         self.0[(b >> 7) as usize] & (1u128 << (b & 127)) != 0
     }
 
+    /// The set as a lookup table, for hot loops that classify many bytes: indexing a
+    /// `[bool; 256]` is one load, where [`contains`](Self::contains) shifts a `u128`.
+    pub const fn table(&self) -> [bool; 256] {
+        let mut table = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            table[b] = self.contains(b as u8);
+            b += 1;
+        }
+        table
+    }
+
     /// Whether the set is empty.
     pub const fn is_empty(&self) -> bool {
         self.0[0] == 0 && self.0[1] == 0

@@ -294,3 +294,30 @@ fn describe_difference<K: std::fmt::Debug>(
         got.outcome
     )
 }
+
+/// The checks every fuzz target makes on one input, for any parser: nothing panics; feeding
+/// it whole, byte at a time (with the per-prefix checks of [`check_byte_at_a_time`]) and split
+/// at the given offsets gives one transcript. `cargo test` runs the same function over the
+/// corpora, so CI exercises what the fuzzers check.
+pub fn check_contract<P: PushParser>(
+    parser: &P,
+    input: &[u8],
+    cuts: &[usize],
+) -> Result<Transcript<P::ErrorKind>, String> {
+    let whole = run(parser.clone(), input, None);
+    let bytewise = check_byte_at_a_time(parser.clone(), input, false)?;
+    if bytewise != whole {
+        return Err(describe_difference("byte at a time", &whole, &bytewise));
+    }
+    let mut sorted = cuts.to_vec();
+    sorted.sort_unstable();
+    let split = run_split(parser.clone(), input, &sorted);
+    if split != whole {
+        return Err(describe_difference(
+            &format!("split at {sorted:?}"),
+            &whole,
+            &split,
+        ));
+    }
+    Ok(whole)
+}

@@ -29,6 +29,7 @@ pub mod ctl;
 pub mod event;
 pub mod harness;
 pub mod json_baseline;
+pub mod truncation;
 pub mod udiff;
 
 pub use byteset::ByteSet;

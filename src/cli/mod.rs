@@ -10,6 +10,7 @@ mod input;
 mod lang;
 mod run;
 mod trace;
+mod truncate;
 
 use clap::{Parser, Subcommand};
 
@@ -41,6 +42,8 @@ enum Command {
     Run(run::Args),
     /// Apply an apply_patch or a unified diff under a root directory.
     Apply(apply::Args),
+    /// Cut the same calls framed as CTL and as JSON at every offset and compare runtimes.
+    Truncate(truncate::Args),
 }
 
 /// Runs the CLI and returns the exit status.
@@ -59,6 +62,7 @@ pub fn main() -> i32 {
         Command::Calls(args) => calls::run(args),
         Command::Run(args) => run::run(args),
         Command::Apply(args) => apply::run(args),
+        Command::Truncate(args) => truncate::run(args),
     };
     match result {
         Ok(code) => code,

@@ -20,6 +20,13 @@ pub struct Args {
     file: String,
 }
 
+/// The line `trace` prints for the refused byte.
+#[derive(serde::Serialize)]
+struct TraceError {
+    at: u64,
+    error: ErrorReport,
+}
+
 struct Trace<'a> {
     bytes: &'a [u8],
     summary: bool,
@@ -59,8 +66,11 @@ impl WithParser for Trace<'_> {
             };
             if let Err(e) = parser.push(&[byte], &mut |_| {}) {
                 if !self.summary {
-                    let report = serde_json::json!({"at": at, "error": ErrorReport::of(&e)});
-                    writeln!(out, "{report}")?;
+                    let report = TraceError {
+                        at: at as u64,
+                        error: ErrorReport::of(&e),
+                    };
+                    writeln!(out, "{}", serde_json::to_string(&report)?)?;
                 }
                 break;
             }

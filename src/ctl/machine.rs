@@ -19,6 +19,21 @@ use super::{CtlErrorKind, Limits, TOKEN_CHARS};
 
 const DIGITS: ByteSet = ByteSet::range(b'0', b'9');
 
+/// [`TOKEN_CHARS`] as a table, for the token-run fast path.
+const IS_TOKEN: [bool; 256] = TOKEN_CHARS.table();
+
+/// `DIGITS_UP_TO[t]` is the digits `0..=t`: the next digits of `nbytes` that stay within
+/// `max_arg`, looked up instead of built at query time.
+const DIGITS_UP_TO: [ByteSet; 10] = {
+    let mut sets = [ByteSet::EMPTY; 10];
+    let mut top = 0;
+    while top < 10 {
+        sets[top] = ByteSet::range(b'0', b'0' + top as u8);
+        top += 1;
+    }
+    sets
+};
+
 /// A keyword a line starts with, SP or LF included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Word {
@@ -197,8 +212,7 @@ impl CtlMachine {
         }
         match value.checked_mul(10) {
             Some(base) if base <= self.limits.max_arg => {
-                let top = (self.limits.max_arg - base).min(9) as u8;
-                ByteSet::range(b'0', b'0' + top)
+                DIGITS_UP_TO[(self.limits.max_arg - base).min(9) as usize]
             }
             _ => ByteSet::EMPTY,
         }
@@ -316,6 +330,64 @@ impl CtlMachine {
             }
             _ => (0, false),
         }
+    }
+
+    /// Consumes, in one go, the longest run at the start of `bytes` that stays inside the
+    /// current header line without ending it: token characters inside a token (as many as the
+    /// line limit allows), or the rest of a keyword but its last byte. Returns how many bytes
+    /// it took; the byte after the run goes through [`step`](Self::step). This is the header
+    /// fast path: ids, names, keys and keywords are most of a header's bytes.
+    #[inline]
+    pub fn skip_run(&mut self, bytes: &[u8]) -> usize {
+        if self.error.is_some() {
+            return 0;
+        }
+        let (run, next) = match self.state {
+            State::Token { field, .. } => {
+                let filled = State::Token {
+                    field,
+                    empty: false,
+                };
+                let room = (self.limits.max_line as u64)
+                    .saturating_sub(self.line_len as u64 + filled.min_rest() as u64)
+                    .min(bytes.len() as u64) as usize;
+                let run = bytes[..room]
+                    .iter()
+                    .position(|&b| !IS_TOKEN[b as usize])
+                    .unwrap_or(room);
+                (run, filled)
+            }
+            State::Between | State::InFrame => {
+                let word = match bytes.first() {
+                    Some(b'c') if self.state == State::Between => Word::Call,
+                    Some(b'a') if self.state == State::InFrame => Word::Arg,
+                    Some(b'e') if self.state == State::InFrame => Word::End,
+                    _ => return 0,
+                };
+                self.word_run(word, 0, bytes)
+            }
+            State::Word { word, matched } => self.word_run(word, matched, bytes),
+            State::Size { .. } | State::Body { .. } => return 0,
+        };
+        if run > 0 {
+            self.state = next;
+            self.consumed += run as u64;
+            self.line_len += run as u32;
+        }
+        run
+    }
+
+    /// The run of a keyword's bytes, from `matched`, short of its last byte; taken only if
+    /// the shortest line it can start still fits (every byte of a keyword needs the same room).
+    fn word_run(&self, word: Word, matched: u8, bytes: &[u8]) -> (usize, State) {
+        let text = &word.text()[matched as usize..word.text().len() - 1];
+        let run = text.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+        let start = State::Word { word, matched };
+        let needed = self.line_len as u64 + start.min_rest() as u64;
+        if run == 0 || needed > self.limits.max_line as u64 {
+            return (0, start);
+        }
+        (run, advance_word(word, matched + run as u8))
     }
 
     /// The grammar's transition on `byte`, with the limits checked.

@@ -37,6 +37,11 @@ pub enum CtlEvent<'a> {
     CallEnd,
 }
 
+/// A token the machine validated (ASCII token characters) as text.
+fn token(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).unwrap_or_default()
+}
+
 impl Event for CtlEvent<'_> {
     fn name(&self) -> &'static str {
         match self {
@@ -108,18 +113,27 @@ impl CtlParser {
             self.line.extend_from_slice(tail);
             &self.line
         };
-        // The machine validated the line, so its tokens are ASCII and SP-separated.
-        let text = std::str::from_utf8(&line[..line.len() - 1]).unwrap_or_default();
-        let mut words = text.split(' ').skip(1);
+        // The machine validated the line: "call ID NAME\n" or "arg KEY N\n", ASCII tokens
+        // separated by single spaces. The first token after the keyword ends at the next SP.
+        let body = &line[..line.len() - 1];
+        let space = |from: usize| {
+            body[from..]
+                .iter()
+                .position(|&b| b == b' ')
+                .map(|i| from + i)
+        };
+        let first = space(0).map_or(body.len(), |sp| sp + 1);
+        let second = space(first).unwrap_or(body.len());
         match step {
-            Step::CallLine => {
-                let id = words.next().unwrap_or_default();
-                let name = words.next().unwrap_or_default();
-                on_event(CtlEvent::CallStart { id, name });
-            }
+            Step::CallLine => on_event(CtlEvent::CallStart {
+                id: token(&body[first..second]),
+                name: token(body.get(second + 1..).unwrap_or_default()),
+            }),
             Step::ArgLine { len } => {
-                let key = words.next().unwrap_or_default();
-                on_event(CtlEvent::ArgStart { key, len });
+                on_event(CtlEvent::ArgStart {
+                    key: token(&body[first..second]),
+                    len,
+                });
                 if len == 0 {
                     on_event(CtlEvent::ArgEnd);
                 }
@@ -159,6 +173,7 @@ impl PushParser for CtlParser {
             // A header line: step until it ends or the chunk does.
             let line_start = at;
             loop {
+                at += self.machine.skip_run(&chunk[at..]);
                 if at == chunk.len() {
                     self.line.extend_from_slice(&chunk[line_start..]);
                     return Ok(());

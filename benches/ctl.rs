@@ -1,0 +1,199 @@
+//! CTL throughput against serde_json parsing the same calls written as JSON, in one run.
+//!
+//! Two workloads with the same calls in both framings: body-heavy (few calls, 4 KiB file
+//! contents with quotes, braces and newlines) and header-heavy (many calls with short
+//! arguments). CTL is fed whole, in 64 KiB, 64-byte and 1-byte chunks; serde_json parses the
+//! whole JSON text once (its best case: a buffering runtime re-parses on every chunk). The
+//! `allowed` group measures one `allowed()` query.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use frontier::contract::PushParser;
+use frontier::ctl::{CallAssembler, CtlEvent, CtlParser};
+
+struct Call {
+    id: String,
+    name: &'static str,
+    args: Vec<(&'static str, String)>,
+}
+
+fn body_heavy() -> Vec<Call> {
+    (0..64)
+        .map(|i| {
+            let mut content = String::new();
+            while content.len() < 4096 {
+                content.push_str(&format!(
+                    "fn f{i}() {{ let s = \"quoted {{braces}}\\n\"; println!(\"{{s}} {}\"); }}\n",
+                    content.len()
+                ));
+            }
+            Call {
+                id: format!("c{i}"),
+                name: "write_file",
+                args: vec![("path", format!("src/module_{i}.rs")), ("content", content)],
+            }
+        })
+        .collect()
+}
+
+fn header_heavy() -> Vec<Call> {
+    (0..4096)
+        .map(|i| Call {
+            id: format!("c{i}"),
+            name: if i % 2 == 0 { "read_file" } else { "list_dir" },
+            args: vec![("path", format!("src/dir_{}/file_{i}.rs", i % 17))],
+        })
+        .collect()
+}
+
+fn to_ctl(calls: &[Call]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for call in calls {
+        out.extend_from_slice(format!("call {} {}\n", call.id, call.name).as_bytes());
+        for (key, value) in &call.args {
+            out.extend_from_slice(format!("arg {key} {}\n", value.len()).as_bytes());
+            out.extend_from_slice(value.as_bytes());
+        }
+        out.extend_from_slice(b"end\n");
+    }
+    out
+}
+
+fn to_json(calls: &[Call]) -> Vec<u8> {
+    let list: Vec<serde_json::Value> = calls
+        .iter()
+        .map(|call| {
+            let args: serde_json::Map<String, serde_json::Value> = call
+                .args
+                .iter()
+                .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone())))
+                .collect();
+            serde_json::json!({"id": call.id, "name": call.name, "arguments": args})
+        })
+        .collect();
+    serde_json::to_vec(&list).unwrap()
+}
+
+/// Parses a CTL stream in chunks; with `assemble`, builds owned `ToolCall`s as a runtime
+/// would, otherwise counts `call_end` events (the parser alone, zero copy).
+fn parse_ctl(input: &[u8], chunk: usize, assemble: bool) -> usize {
+    let mut parser = CtlParser::default();
+    let mut assembler = CallAssembler::default();
+    let mut calls = 0;
+    for piece in input.chunks(chunk) {
+        parser
+            .push(piece, &mut |e| {
+                if assemble {
+                    calls += assembler.on_event(&e).is_some() as usize;
+                } else {
+                    calls += matches!(e, CtlEvent::CallEnd) as usize;
+                }
+            })
+            .unwrap();
+    }
+    assert!(parser.accepting());
+    calls
+}
+
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct JsonCall {
+    id: String,
+    name: String,
+    arguments: std::collections::BTreeMap<String, String>,
+}
+
+/// The same call borrowing from the input where JSON has no escapes (serde_json's fastest).
+#[derive(serde::Deserialize)]
+#[allow(dead_code)]
+struct JsonCallBorrowed<'a> {
+    #[serde(borrow)]
+    id: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    name: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    arguments: std::collections::BTreeMap<&'a str, std::borrow::Cow<'a, str>>,
+}
+
+fn throughput(c: &mut Criterion) {
+    for (workload, calls) in [
+        ("body_heavy", body_heavy()),
+        ("header_heavy", header_heavy()),
+    ] {
+        let ctl = to_ctl(&calls);
+        let json = to_json(&calls);
+        let mut group = c.benchmark_group(format!("ctl/{workload}"));
+        group.throughput(Throughput::Bytes(ctl.len() as u64));
+        for chunk in [ctl.len(), 65536, 64, 1] {
+            let label = if chunk == ctl.len() {
+                "whole".to_string()
+            } else {
+                chunk.to_string()
+            };
+            group.bench_with_input(
+                BenchmarkId::new("frontier_events", &label),
+                &chunk,
+                |b, &chunk| {
+                    b.iter(|| assert_eq!(parse_ctl(black_box(&ctl), chunk, false), calls.len()))
+                },
+            );
+            group.bench_with_input(
+                BenchmarkId::new("frontier_calls", &label),
+                &chunk,
+                |b, &chunk| {
+                    b.iter(|| assert_eq!(parse_ctl(black_box(&ctl), chunk, true), calls.len()))
+                },
+            );
+        }
+        group.throughput(Throughput::Bytes(json.len() as u64));
+        group.bench_function("serde_json_typed/whole", |b| {
+            b.iter(|| {
+                let parsed: Vec<JsonCall> = serde_json::from_slice(black_box(&json)).unwrap();
+                assert_eq!(parsed.len(), calls.len());
+            })
+        });
+        group.bench_function("serde_json_borrowed/whole", |b| {
+            b.iter(|| {
+                let parsed: Vec<JsonCallBorrowed> =
+                    serde_json::from_slice(black_box(&json)).unwrap();
+                assert_eq!(parsed.len(), calls.len());
+            })
+        });
+        group.bench_function("serde_json_value/whole", |b| {
+            b.iter(|| {
+                let parsed: serde_json::Value = serde_json::from_slice(black_box(&json)).unwrap();
+                assert_eq!(parsed.as_array().unwrap().len(), calls.len());
+            })
+        });
+        group.finish();
+    }
+}
+
+fn allowed(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ctl/allowed");
+    for (state, prefix) in [
+        ("in_name", &b"call c1 read_fi"[..]),
+        ("in_nbytes", b"call c1 w\narg content 1234"),
+        ("in_body", b"call c1 w\narg content 100\nabc"),
+    ] {
+        let mut parser = CtlParser::default();
+        parser.push(prefix, &mut |_| {}).unwrap();
+        group.bench_function(state, |b| b.iter(|| black_box(&parser).allowed()));
+    }
+    let machine = *CtlParser::default().machine();
+    group.bench_function("decoder_step_header", |b| {
+        b.iter(|| {
+            let mut m = machine;
+            for &byte in b"call c1 read_file\n" {
+                assert!(m.allowed().contains(byte));
+                m.step(byte).unwrap();
+            }
+            m
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, throughput, allowed);
+criterion_main!(benches);

@@ -1,0 +1,29 @@
+call c1 list_dir
+end
+call c2 write_file
+arg path 9
+empty.txtarg content 0
+end
+call c3 noop
+arg a 0
+arg b 0
+arg c 0
+end
+Sure! Here is the next call:
+call c1 read_file
+arg path 10
+src/lib.rsend
+call c2 list_dir
+arg path 1
+.end
+call c3 write_file
+arg path 13
+notes/todo.mdarg content 47
+# TODO
+
+- [ ] ship the parser
+- [ ] measure it
+end
+call c4 shell
+arg command 36
+cargo test --quiet 2>&1 | tail -n 20end

@@ -1,0 +1,5 @@
+call c1 x
+end
+
+call c2 y
+end

@@ -1,0 +1,4 @@
+call c1 write_file
+arg content 007
+abcdefg
+end

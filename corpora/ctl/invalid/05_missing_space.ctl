@@ -1,0 +1,2 @@
+call c1
+end

@@ -1,0 +1,4 @@
+call c1 shell
+arg command 2
+ls -la
+end

@@ -1,0 +1,1 @@
+{"name":"read_file","arguments":{"path":"a"}}

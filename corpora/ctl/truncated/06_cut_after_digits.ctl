@@ -1,0 +1,2 @@
+call c1 write_file
+arg content 12

@@ -1,0 +1,131 @@
+//! `frontier truncate`: the truncation experiment (see `frontier::truncation`).
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+
+use frontier::truncation::{self, framing, Report};
+
+/// Flags of `truncate`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// A directory of streams: JSON files, each an array of `{"id","name","arguments"}`
+    /// calls (default: the shipped `corpora/truncation`).
+    #[arg(long)]
+    corpus: Option<PathBuf>,
+    /// Print one JSON object (the stable format) instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Also write a chart of calls executed correctly and wrongly per cut position.
+    #[arg(long)]
+    svg: Option<PathBuf>,
+}
+
+fn default_corpus() -> PathBuf {
+    let local = Path::new("corpora/truncation");
+    if local.is_dir() {
+        local.to_path_buf()
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/truncation")
+    }
+}
+
+fn load(dir: &Path) -> Result<Vec<framing::Framed>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("{}: no .json streams", dir.display()));
+    }
+    files
+        .iter()
+        .map(|path| {
+            let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let value =
+                serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            framing::frame(&value).map_err(|e| format!("{}: {e}", path.display()))
+        })
+        .collect()
+}
+
+struct Baselines<'a>(&'a Report);
+
+impl Serialize for Baselines<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.runtimes.len()))?;
+        for runtime in &self.0.runtimes {
+            map.serialize_entry(runtime.name, &runtime.tally)?;
+        }
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    streams: usize,
+    calls: usize,
+    baselines: Baselines<'a>,
+}
+
+fn table(report: &Report) -> String {
+    let mut out = format!(
+        "{} streams, {} calls, each framing cut at every byte offset\n\n{:<13} {:>10} {:>12} {:>15} {:>8} {:>22}\n",
+        report.streams, report.calls, "runtime", "cut points", "executed ok", "executed wrong", "lost", "CPU ns/byte (1 B/push)"
+    );
+    for r in &report.runtimes {
+        out.push_str(&format!(
+            "{:<13} {:>10} {:>12} {:>15} {:>8} {:>22.1}\n",
+            r.name,
+            r.tally.cut_points,
+            r.tally.executed_ok,
+            r.tally.executed_wrong,
+            r.tally.lost,
+            r.ns_per_byte
+        ));
+    }
+    out
+}
+
+pub fn run(args: Args) -> Result<i32, String> {
+    let dir = args.corpus.unwrap_or_else(default_corpus);
+    let corpus = load(&dir)?;
+    let show_progress = std::io::stderr().is_terminal();
+    let report = truncation::run(&corpus, |done, total| {
+        if show_progress {
+            let width = 30;
+            let filled = done * width / total.max(1);
+            eprint!(
+                "\r[{}{}] {done}/{total}",
+                "#".repeat(filled),
+                " ".repeat(width - filled)
+            );
+            if done == total {
+                eprintln!();
+            }
+            let _ = std::io::stderr().flush();
+        }
+    });
+    if let Some(path) = &args.svg {
+        std::fs::write(path, truncation::svg::render(&report))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if args.json {
+        let json = JsonReport {
+            streams: report.streams,
+            calls: report.calls,
+            baselines: Baselines(&report),
+        };
+        println!(
+            "{}",
+            serde_json::to_string(&json).map_err(|e| e.to_string())?
+        );
+    } else {
+        print!("{}", table(&report));
+    }
+    Ok(0)
+}

@@ -1,0 +1,240 @@
+//! The CLI's stable formats for CTL, run as a user runs them.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn frontier() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_frontier"))
+}
+
+fn corpus(path: &str) -> String {
+    format!("{}/corpora/ctl/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(args: &[&str], stdin: &[u8]) -> (i32, String, String) {
+    let mut child = frontier()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn check_json_prints_the_stable_format() {
+    let good = corpus("valid/01_agent_turn.ctl");
+    let cut = corpus("truncated/03_cut_in_body.ctl");
+    let bad = corpus("invalid/02_cr_in_header.ctl");
+    let (code, out, _) = run(
+        &["check", "--lang", "ctl", "--json", &good, &cut, &bad],
+        b"",
+    );
+    assert_eq!(code, 1, "not every file is complete");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            r#"{{"file":"{good}","verdict":"complete","consumed":256,"confirmed":256,"error":null,"units":{{"calls":4}}}}"#
+        )
+    );
+    assert_eq!(
+        lines[1],
+        format!(
+            r#"{{"file":"{cut}","verdict":"incomplete","consumed":308,"confirmed":308,"error":null,"units":{{"calls":4}}}}"#
+        )
+    );
+    assert_eq!(
+        lines[2],
+        format!(
+            r#"{{"file":"{bad}","verdict":"error","consumed":17,"confirmed":0,"error":{{"offset":17,"byte":13,"kind":"unexpected_byte"}},"units":{{"calls":0}}}}"#
+        )
+    );
+    let (code, _, _) = run(&["check", "--lang", "ctl", "--json", &good], b"");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn check_reads_standard_input_and_honours_limits() {
+    let (code, out, _) = run(
+        &["check", "--lang", "ctl", "--json", "--max-line", "10", "-"],
+        b"call abc d\n",
+    );
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(r#""error":{"offset":7,"byte":99,"kind":"line_too_long"}"#),
+        "{out}"
+    );
+    let (_, out, _) = run(
+        &["check", "--lang", "ctl", "--json", "--max-arg", "5", "-"],
+        b"call a b\narg k 6\n",
+    );
+    assert!(out.contains(r#""kind":"arg_too_large""#), "{out}");
+}
+
+#[test]
+fn usage_errors_exit_with_2() {
+    assert_eq!(
+        run(
+            &["check", "--lang", "ctl", "--json", "/nonexistent/file"],
+            b""
+        )
+        .0,
+        2
+    );
+    assert_eq!(run(&["check", "--lang", "cobol", "--json", "-"], b"").0, 2);
+    assert_eq!(
+        run(
+            &["check", "--lang", "ctl", "--mode", "lenient", "--json", "-"],
+            b""
+        )
+        .0,
+        2
+    );
+}
+
+#[test]
+fn trace_prints_every_prefix_and_the_error() {
+    let (_, out, _) = run(&["trace", "--lang", "ctl", "-"], b"call a b\nX");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 10 + 1, "prefixes 0..=9 and the error");
+    assert_eq!(lines[0], r#"{"at":0,"accepting":true,"allowed":[[99,99]]}"#);
+    assert_eq!(
+        lines[5],
+        r#"{"at":5,"accepting":false,"allowed":[[45,46],[48,58],[65,90],[95,95],[97,122]]}"#
+    );
+    assert_eq!(
+        lines[9],
+        r#"{"at":9,"accepting":false,"allowed":[[97,97],[101,101]]}"#
+    );
+    assert_eq!(
+        lines[10],
+        r#"{"at":9,"error":{"offset":9,"byte":88,"kind":"unexpected_byte"}}"#
+    );
+
+    let (_, out, _) = run(
+        &["trace", "--lang", "ctl", "--summary", "-"],
+        b"call a b\nend\n",
+    );
+    // 14 prefixes; every one but "call a" (token or SP) and "call a b" (token or LF) allows
+    // one byte, except right after "call " and "call a " (66 token bytes) and inside tokens.
+    let expected_total: u64 = {
+        let mut parser = frontier::ctl::CtlParser::default();
+        let mut total = 0u64;
+        for &b in b"call a b\nend\n" {
+            total += frontier::contract::PushParser::allowed(&parser).len() as u64;
+            frontier::contract::PushParser::push(&mut parser, &[b], &mut |_| {}).unwrap();
+        }
+        total + frontier::contract::PushParser::allowed(&parser).len() as u64
+    };
+    assert_eq!(
+        out.trim(),
+        format!(r#"{{"prefixes":14,"allowed_total":{expected_total},"accepting":2}}"#)
+    );
+}
+
+#[test]
+fn events_are_identical_for_every_chunk_size() {
+    let file = corpus("valid/03_binary_args.ctl");
+    let (code, whole, _) = run(&["events", "--lang", "ctl", &file], b"");
+    assert_eq!(code, 0);
+    for chunk in ["1", "3", "100"] {
+        let (_, out, _) = run(&["events", "--lang", "ctl", "--chunk", chunk, &file], b"");
+        assert_eq!(out, whole, "--chunk {chunk}");
+    }
+    assert!(
+        whole.contains(r#"{"event":"arg_data","data":{"base64":"#),
+        "binary data is base64"
+    );
+    assert!(whole.ends_with("{\"event\":\"end\",\"verdict\":\"complete\",\"consumed\":324,\"confirmed\":324,\"error\":null}\n"));
+}
+
+#[test]
+fn calls_prints_confirmed_calls_even_when_the_stream_breaks() {
+    let (code, out, err) = run(
+        &[
+            "calls",
+            "--chunk",
+            "1",
+            &corpus("truncated/04_cut_before_end.ctl"),
+        ],
+        b"",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(out.lines().count(), 4);
+    assert_eq!(
+        out.lines().next().unwrap(),
+        r#"{"id":"c1","name":"read_file","args":{"path":"src/lib.rs"}}"#
+    );
+    assert!(
+        err.contains("inside call c5 (shell), not executed"),
+        "{err}"
+    );
+
+    let (code, out, err) = run(&["calls", "-"], b"call c1 w\narg k 2\nhiend\ncall c2 x\r\n");
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "{\"id\":\"c1\",\"name\":\"w\",\"args\":{\"k\":\"hi\"}}\n"
+    );
+    assert!(err.contains("unexpected_byte at byte 33"), "{err}");
+
+    let (code, out, _) = run(&["calls", &corpus("valid/03_binary_args.ctl")], b"");
+    assert_eq!(code, 0);
+    assert!(out.contains(r#""content":{"base64":""#), "{out}");
+}
+
+/// Peak resident memory of the running process, from /proc (Linux).
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn a_long_stream_runs_in_constant_memory() {
+    // 256 MiB of frames through standard input; the peak is read while the process is still
+    // waiting for more input, after it has parsed everything.
+    let mut block = Vec::new();
+    let mut i = 0;
+    while block.len() < 1 << 20 {
+        let body = vec![b'x'; (i * 37) % 4000];
+        block.extend_from_slice(
+            format!("call c{i} write_file\narg content {}\n", body.len()).as_bytes(),
+        );
+        block.extend_from_slice(&body);
+        block.extend_from_slice(b"end\n");
+        i += 1;
+    }
+    let mut child = frontier()
+        .args(["check", "--lang", "ctl", "--json", "--chunk", "65536", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for _ in 0..256 {
+        stdin.write_all(&block).unwrap();
+    }
+    stdin.flush().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let peak = peak_rss_kib(child.id());
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let report = String::from_utf8(out.stdout).unwrap();
+    assert!(report.contains(r#""verdict":"complete""#), "{report}");
+    assert!(
+        report.contains(&format!(r#""consumed":{}"#, block.len() * 256)),
+        "{report}"
+    );
+    if let Some(peak) = peak {
+        assert!(peak < 16 * 1024, "peak resident memory {peak} KiB");
+    }
+}

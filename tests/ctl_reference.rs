@@ -1,0 +1,365 @@
+//! The push parser against a naive whole-buffer reference written with `nom`.
+//!
+//! The reference knows nothing of states or `allowed()`: it parses a whole buffer, and says a
+//! prefix is viable when it parses as complete frames followed by at most one unfinished frame
+//! that can still be finished. An unfinished header line is finished by trying every suffix of
+//! the shortest lines of each kind (`call a a\n`, `arg a 0\n`, `end\n`); the shortest
+//! completion of any partial header is one of them. `allowed(p)` is then, by definition, the
+//! set of bytes `b` with `p·b` viable, and the error offset the first byte that is not.
+
+use nom::bytes::streaming::{tag, take, take_while1};
+use nom::character::streaming::digit1;
+use nom::sequence::tuple;
+use nom::IResult;
+use proptest::prelude::*;
+
+use frontier::contract::{ErrorKind, PushParser, Verdict};
+use frontier::ctl::{CallAssembler, CtlParser, Limits, ToolCall};
+use frontier::ByteSet;
+
+fn is_token(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"_.:-".contains(&b)
+}
+
+fn token(i: &[u8]) -> IResult<&[u8], &[u8]> {
+    take_while1(is_token)(i)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+/// A complete header line and what it says.
+enum Line {
+    Call(String, String),
+    Arg(String, u64),
+    End,
+}
+
+/// One header line, checked against the limits. `Err(true)` means "cut off", `Err(false)` "wrong".
+fn header(i: &[u8], limits: Limits, in_frame: bool) -> Result<(&[u8], Line), bool> {
+    let parsed: IResult<&[u8], Line> = if in_frame {
+        if i.first() == Some(&b'a') {
+            tuple((tag("arg "), token, tag(" "), digit1, tag("\n")))(i).and_then(
+                |(rest, (_, key, _, n, _))| {
+                    let leading_zero = n.len() > 1 && n[0] == b'0';
+                    let value = std::str::from_utf8(n).unwrap().parse::<u64>().ok();
+                    match value {
+                        Some(v) if !leading_zero && v <= limits.max_arg => {
+                            Ok((rest, Line::Arg(text(key), v)))
+                        }
+                        _ => Err(nom::Err::Error(nom::error::Error::new(
+                            i,
+                            nom::error::ErrorKind::Verify,
+                        ))),
+                    }
+                },
+            )
+        } else {
+            tag("end\n")(i).map(|(rest, _)| (rest, Line::End))
+        }
+    } else {
+        tuple((tag("call "), token, tag(" "), token, tag("\n")))(i)
+            .map(|(rest, (_, id, _, name, _))| (rest, Line::Call(text(id), text(name))))
+    };
+    match parsed {
+        Ok((rest, line)) if i.len() - rest.len() <= limits.max_line as usize => Ok((rest, line)),
+        Ok(_) => Err(false),
+        Err(nom::Err::Incomplete(_)) => Err(true),
+        Err(_) => Err(false),
+    }
+}
+
+/// Whether a cut-off header line can still be finished within the limits.
+fn line_can_finish(partial: &[u8], limits: Limits, in_frame: bool) -> bool {
+    let shortest: &[&[u8]] = if in_frame {
+        &[b"arg a 0\n", b"end\n"]
+    } else {
+        &[b"call a a\n"]
+    };
+    shortest.iter().any(|line| {
+        (0..=line.len()).any(|k| {
+            let mut attempt = partial.to_vec();
+            attempt.extend_from_slice(&line[k..]);
+            matches!(header(&attempt, limits, in_frame), Ok((rest, _)) if rest.is_empty())
+        })
+    })
+}
+
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+enum Status {
+    Complete,
+    Incomplete,
+    Error,
+}
+
+/// Parses a whole buffer: the complete calls, and whether the buffer is viable.
+fn reference(input: &[u8], limits: Limits) -> (Status, Vec<ToolCall>) {
+    let mut calls = Vec::new();
+    let mut rest = input;
+    loop {
+        if rest.is_empty() {
+            return (Status::Complete, calls);
+        }
+        let (after, id, name) = match header(rest, limits, false) {
+            Ok((after, Line::Call(id, name))) => (after, id, name),
+            Ok(_) => unreachable!("outside a frame only call lines parse"),
+            Err(true) if line_can_finish(rest, limits, false) => {
+                return (Status::Incomplete, calls)
+            }
+            Err(_) => return (Status::Error, calls),
+        };
+        rest = after;
+        let mut call = ToolCall {
+            id,
+            name,
+            args: Vec::new(),
+        };
+        loop {
+            if rest.is_empty() {
+                let status = if line_can_finish(rest, limits, true) {
+                    Status::Incomplete
+                } else {
+                    Status::Error
+                };
+                return (status, calls);
+            }
+            match header(rest, limits, true) {
+                Ok((after, Line::End)) => {
+                    rest = after;
+                    calls.push(call);
+                    break;
+                }
+                Ok((after, Line::Arg(key, n))) => {
+                    match take::<u64, &[u8], nom::error::Error<&[u8]>>(n)(after) {
+                        Ok((after_body, body)) => {
+                            call.args.push((key, bytes::Bytes::copy_from_slice(body)));
+                            rest = after_body;
+                        }
+                        Err(_) => return (Status::Incomplete, calls),
+                    }
+                }
+                Ok((_, Line::Call(..))) => unreachable!(),
+                Err(true) if line_can_finish(rest, limits, true) => {
+                    return (Status::Incomplete, calls)
+                }
+                Err(_) => return (Status::Error, calls),
+            }
+        }
+    }
+}
+
+fn viable(input: &[u8], limits: Limits) -> bool {
+    reference(input, limits).0 != Status::Error
+}
+
+fn reference_allowed(prefix: &[u8], limits: Limits) -> ByteSet {
+    let mut set = ByteSet::EMPTY;
+    let mut attempt = prefix.to_vec();
+    attempt.push(0);
+    for b in 0..=255u8 {
+        *attempt.last_mut().unwrap() = b;
+        if viable(&attempt, limits) {
+            set = set.with(b);
+        }
+    }
+    set
+}
+
+/// The kind the reference gives a refused byte: which limit, relaxed, would have let it in.
+fn reference_kind(prefix_and_byte: &[u8], limits: Limits) -> &'static str {
+    let no_arg_bound = Limits {
+        max_arg: u64::MAX / 16,
+        ..limits
+    };
+    let no_line_bound = Limits {
+        max_line: u32::MAX,
+        ..limits
+    };
+    let neither = Limits {
+        max_line: u32::MAX,
+        max_arg: u64::MAX / 16,
+    };
+    if viable(prefix_and_byte, no_arg_bound)
+        || (viable(prefix_and_byte, neither) && !viable(prefix_and_byte, no_line_bound))
+    {
+        "arg_too_large"
+    } else if viable(prefix_and_byte, no_line_bound) {
+        "line_too_long"
+    } else {
+        "unexpected_byte"
+    }
+}
+
+/// Compares parser and reference on one input, prefix by prefix.
+fn compare(input: &[u8], limits: Limits) -> Result<(), TestCaseError> {
+    let mut parser = CtlParser::new(limits);
+    let mut assembler = CallAssembler::default();
+    let mut calls = Vec::new();
+    for k in 0..=input.len() {
+        let prefix = &input[..k];
+        prop_assert_eq!(
+            parser.allowed(),
+            reference_allowed(prefix, limits),
+            "allowed after {:?}",
+            String::from_utf8_lossy(prefix)
+        );
+        prop_assert_eq!(
+            parser.accepting(),
+            reference(prefix, limits).0 == Status::Complete
+        );
+        let Some(&byte) = input.get(k) else { break };
+        if let Err(e) = parser.push(&[byte], &mut |e| calls.extend(assembler.on_event(&e))) {
+            prop_assert_eq!(e.offset, k as u64);
+            prop_assert!(!viable(&input[..=k], limits));
+            prop_assert_eq!(e.kind.as_str(), reference_kind(&input[..=k], limits));
+            break;
+        }
+    }
+    let (status, expected_calls) = {
+        let cut = parser.error().map_or(input.len(), |e| e.offset as usize);
+        let (status, calls) = reference(&input[..cut], limits);
+        let status = if parser.error().is_some() {
+            Status::Error
+        } else {
+            status
+        };
+        (status, calls)
+    };
+    let outcome = parser.finish(&mut |_| {});
+    // Whole-buffer feeding takes the fast paths (token runs, body slices): same outcome.
+    let whole = frontier::harness::run(CtlParser::new(limits), input, None);
+    prop_assert_eq!(whole.outcome, outcome);
+    let verdict = outcome.verdict;
+    let got = match verdict {
+        Verdict::Complete => Status::Complete,
+        Verdict::Incomplete => Status::Incomplete,
+        Verdict::Error(_) => Status::Error,
+    };
+    prop_assert_eq!(got, status);
+    prop_assert_eq!(calls, expected_calls);
+    Ok(())
+}
+
+/// A generated call: id, name, and (key, body) arguments.
+type GenCall = (String, String, Vec<(String, Vec<u8>)>);
+
+fn encode(calls: &[GenCall]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (id, name, args) in calls {
+        out.extend_from_slice(format!("call {id} {name}\n").as_bytes());
+        for (key, body) in args {
+            out.extend_from_slice(format!("arg {key} {}\n", body.len()).as_bytes());
+            out.extend_from_slice(body);
+        }
+        out.extend_from_slice(b"end\n");
+    }
+    out
+}
+
+fn token_strategy() -> impl Strategy<Value = String> {
+    proptest::string::string_regex("[a-zA-Z0-9_.:-]{1,6}").unwrap()
+}
+
+fn body_strategy() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..12),
+        Just(b"end\n".to_vec()),
+        Just(b"call a b\nend\n".to_vec()),
+    ]
+}
+
+fn stream_strategy() -> impl Strategy<Value = Vec<u8>> {
+    let call = (
+        token_strategy(),
+        token_strategy(),
+        proptest::collection::vec((token_strategy(), body_strategy()), 0..3),
+    );
+    proptest::collection::vec(call, 0..4).prop_map(|calls| encode(&calls))
+}
+
+fn limits_strategy() -> impl Strategy<Value = Limits> {
+    (
+        prop_oneof![4u32..=24, Just(256u32)],
+        prop_oneof![0u64..=20, Just(1000u64)],
+    )
+        .prop_map(|(max_line, max_arg)| Limits { max_line, max_arg })
+}
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    None,
+    Truncate(usize),
+    Replace(usize, u8),
+    Insert(usize, u8),
+    Delete(usize),
+}
+
+fn mutate(mut input: Vec<u8>, m: &Mutation) -> Vec<u8> {
+    let at = |i: usize, len: usize| if len == 0 { 0 } else { i % len };
+    match *m {
+        Mutation::None => {}
+        Mutation::Truncate(i) => input.truncate(at(i, input.len() + 1)),
+        Mutation::Replace(i, b) if !input.is_empty() => {
+            let i = at(i, input.len());
+            input[i] = b;
+        }
+        Mutation::Insert(i, b) => {
+            let i = at(i, input.len() + 1);
+            input.insert(i, b);
+        }
+        Mutation::Delete(i) if !input.is_empty() => {
+            input.remove(at(i, input.len()));
+        }
+        _ => {}
+    }
+    input
+}
+
+fn mutation_strategy() -> impl Strategy<Value = Mutation> {
+    let byte = prop_oneof![
+        any::<u8>(),
+        proptest::sample::select(b" \n\r0123456789acdegln".to_vec())
+    ];
+    prop_oneof![
+        Just(Mutation::None),
+        any::<usize>().prop_map(Mutation::Truncate),
+        (any::<usize>(), byte.clone()).prop_map(|(i, b)| Mutation::Replace(i, b)),
+        (any::<usize>(), byte).prop_map(|(i, b)| Mutation::Insert(i, b)),
+        any::<usize>().prop_map(Mutation::Delete),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn parser_agrees_with_the_reference(
+        stream in stream_strategy(),
+        limits in limits_strategy(),
+        mutation in mutation_strategy(),
+    ) {
+        let input = mutate(stream, &mutation);
+        compare(&input, limits)?;
+    }
+}
+
+#[test]
+fn reference_agrees_on_hand_written_edges() {
+    let default = Limits::default();
+    let small = Limits {
+        max_line: 12,
+        max_arg: 99,
+    };
+    for (input, limits) in [
+        (&b"call a b\narg k 007"[..], default),
+        (b"call abcd efgh\n", small),
+        (b"call a bcd\narg k 99\n", small),
+        (b"call a bcd\narg k 100", small),
+        (b"call a b\r\n", default),
+        (b"\n", default),
+        (b"call a b\nend\nend\n", default),
+    ] {
+        compare(input, limits).unwrap();
+    }
+}

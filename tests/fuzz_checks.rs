@@ -1,0 +1,52 @@
+//! The fuzz targets' checks (`frontier::harness::check_contract`) over every corpus file,
+//! with several chunkings, so that CI exercises what the fuzzers check.
+
+use std::path::{Path, PathBuf};
+
+use frontier::ctl::{CtlParser, Limits};
+use frontier::harness::check_contract;
+
+fn files(dir: &str) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_none_or(|e| e != "md") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir), &mut out);
+    out.sort();
+    out
+}
+
+/// Cut patterns: none, one in the middle, and a few uneven ones.
+fn cut_patterns(len: usize) -> Vec<Vec<usize>> {
+    vec![
+        vec![],
+        vec![len / 2],
+        vec![1, len / 3, len / 3 + 1, len.saturating_sub(1)],
+    ]
+}
+
+#[test]
+fn ctl_corpus_under_the_fuzz_checks() {
+    for path in files("corpora/ctl") {
+        let input = std::fs::read(&path).unwrap();
+        for limits in [
+            Limits::default(),
+            Limits {
+                max_line: 16,
+                max_arg: 64,
+            },
+        ] {
+            for cuts in cut_patterns(input.len()) {
+                check_contract(&CtlParser::new(limits), &input, &cuts)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+        }
+    }
+}
