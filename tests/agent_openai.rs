@@ -437,6 +437,31 @@ fn server_errors_and_refused_connections_are_model_errors() {
     assert_eq!(run.status, EndStatus::ModelError);
     assert_eq!(run.of_type("model_error")[0]["kind"], "server_error");
 
+    // An error event in the middle of the stream, after a complete call.
+    let mut rng = Rng(21);
+    let mut body = sse(
+        &call("c1", "list_dir", &[("path", ".")]),
+        "tool_calls",
+        &mut rng,
+    );
+    let finish_reason = find(&body, b"\"finish_reason\":\"tool_calls\"", 0);
+    let finish_event = body[..finish_reason]
+        .windows(6)
+        .rposition(|w| w == b"data: ")
+        .unwrap();
+    body.truncate(finish_event);
+    body.extend_from_slice(b"data: {\"error\":{\"message\":\"overloaded\"}}\n\n");
+    let (run, _) = run_openai(
+        vec![Reply::Stream {
+            body,
+            drop_after: None,
+        }],
+        2,
+    );
+    assert_eq!(run.status, EndStatus::ModelError);
+    assert_eq!(run.of_type("model_error")[0]["kind"], "server_error");
+    assert_eq!(run.ids("tool_result"), ["c1"]);
+
     // Nothing listens on this port once the listener is dropped.
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
