@@ -148,10 +148,13 @@ fn capped(mut pipe: impl Read, cap: usize) -> (Vec<u8>, u64) {
     (kept, dropped)
 }
 
-/// Kills the process group led by `pid` (without `unsafe`: through `kill(1)`).
+/// Kills the process group led by `pid`, without `unsafe`: through the shell's own `kill`
+/// (the `sh` the tool needs anyway; `kill -KILL -PGID` is read the same way by dash and bash,
+/// and does not depend on a separate `kill` binary being installed).
 fn kill_group(pid: u32) {
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pid}")])
+    let _ = Command::new("sh")
+        .arg("-c")
+        .arg(format!("kill -KILL -{pid}"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
