@@ -427,3 +427,39 @@ fn parallel_batches_are_capped() {
     let expected = [batch(8), batch(8), batch(4)].concat();
     assert_eq!(order, expected);
 }
+
+#[test]
+fn a_malformed_patch_is_known_before_its_call_ends() {
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n~oops\n*** End Patch\n";
+    let setup = call("c0", "write_file", &[("path", "a.txt"), ("content", "a\n")]);
+    let whole = setup.clone() + &call("c1", "apply_patch", &[("patch", patch)]);
+    // The stream stops right before `end`: the call never completes, yet the problem is known.
+    let turns = vec![out(&whole[..whole.len() - 4], Finish::Stop)];
+    let run = replay("patch", &turns, 1, Toolset::Interactive);
+    let problem = run.of_type("patch_problem");
+    assert_eq!(problem.len(), 1, "{}", run.transcript);
+    assert_eq!(problem[0]["kind"], "malformed_patch");
+    assert_eq!(run.ids("tool_call"), ["c0"]);
+    assert_eq!(run.status, EndStatus::StreamIncomplete);
+
+    // A patch whose file is missing is known when its Update header is confirmed.
+    let missing = "*** Begin Patch\n*** Update File: nowhere.txt\n@@\n-a\n+b\n*** End Patch\n";
+    let whole = call("c1", "apply_patch", &[("patch", missing)]);
+    let turns = vec![out(&whole[..whole.len() - 4], Finish::Stop)];
+    let run = replay("patch", &turns, 1, Toolset::Interactive);
+    assert_eq!(run.of_type("patch_problem")[0]["kind"], "does_not_apply");
+
+    // Confirmed, the malformed patch is refused (even though its file is missing too, which
+    // is the first problem reported) and the missing file fails; nothing is written.
+    let turns = vec![out(
+        call("c1", "apply_patch", &[("patch", patch)])
+            + &call("c2", "apply_patch", &[("patch", missing)]),
+        Finish::ToolCalls,
+    )];
+    let run = replay("patch", &turns, 1, Toolset::Interactive);
+    assert_eq!(run.of_type("patch_problem")[0]["kind"], "does_not_apply");
+    assert!(reason(&run, "c1").starts_with("malformed_patch: "));
+    assert_eq!(run.of_type("tool_result")[0]["id"], "c2");
+    assert_eq!(run.of_type("tool_result")[0]["ok"], false);
+    assert!(run.files.is_empty());
+}

@@ -84,12 +84,16 @@ impl PatchSession for EngineSession {
         let Some(parser) = self.parser.as_mut() else {
             return;
         };
-        if parser.error().is_some() || self.stream.failure().is_some() {
+        if parser.error().is_some() {
             return;
         }
+        // The parser keeps reading after the engine has failed, so a malformed patch is still
+        // refused as malformed; the engine stops taking events at its first failure.
         let stream = &mut self.stream;
         let _ = parser.push(bytes, &mut |event| {
-            let _ = stream.on_event(&event);
+            if stream.failure().is_none() {
+                let _ = stream.on_event(&event);
+            }
         });
     }
 
@@ -97,7 +101,9 @@ impl PatchSession for EngineSession {
         if let Some(parser) = self.parser.take() {
             let stream = &mut self.stream;
             let outcome = parser.finish(&mut |event| {
-                let _ = stream.on_event(&event);
+                if stream.failure().is_none() {
+                    let _ = stream.on_event(&event);
+                }
             });
             self.verdict = Some(outcome.verdict);
         }
