@@ -1,12 +1,13 @@
-//! What the loop costs over the bare CTL parser: a replayed turn of `write_file` calls (the
-//! loop judges, records and runs each one) against the parser alone on the same bytes, at
-//! 1-byte and 4 KiB chunks; and the hard-line guard on typical commands.
+//! What the loop costs over the bare CTL parser: a replayed turn of `write_file` calls, all
+//! refused (the loop's own work: parse, assemble, judge, record) against the parser alone on
+//! the same bytes, at 1-byte and 4 KiB chunks; the same turn writing its 50 files; and the
+//! hard-line guard on typical commands.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use frontier::agent::replay::{Replay, Turn};
-use frontier::agent::{guard, Config, Finish};
+use frontier::agent::{guard, Config, Finish, Toolset};
 use frontier::apply::Workspace;
 use frontier::contract::PushParser;
 use frontier::ctl::CtlParser;
@@ -36,19 +37,24 @@ fn bench_loop(c: &mut Criterion) {
     let bytes = turn();
     let dir = tempfile::tempdir().unwrap();
     let config = Config::new(Workspace::new(dir.path()).unwrap());
+    // Under the webhook toolset every write is refused: the loop's own cost (parse, assemble,
+    // judge, record), without the filesystem.
+    let mut refusing = config.clone();
+    refusing.toolset = Toolset::Webhook;
+    let run = |config: &Config, chunk: usize| {
+        let turns = vec![Turn::Output {
+            bytes: bytes.clone(),
+            finish: Finish::ToolCalls,
+        }];
+        let mut model = Replay::new("bench", turns, chunk);
+        let mut sink = std::io::sink();
+        black_box(frontier::agent::run(config, &mut model, &mut sink).unwrap())
+    };
     let mut group = c.benchmark_group("agent_loop");
     group.throughput(Throughput::Bytes(bytes.len() as u64));
     for chunk in [1usize, 4096] {
-        group.bench_function(format!("loop/chunk_{chunk}"), |b| {
-            b.iter(|| {
-                let turns = vec![Turn::Output {
-                    bytes: bytes.clone(),
-                    finish: Finish::ToolCalls,
-                }];
-                let mut model = Replay::new("bench", turns, chunk);
-                let mut sink = std::io::sink();
-                black_box(frontier::agent::run(&config, &mut model, &mut sink).unwrap())
-            })
+        group.bench_function(format!("loop_refusing/chunk_{chunk}"), |b| {
+            b.iter(|| run(&refusing, chunk))
         });
         group.bench_function(format!("parser_only/chunk_{chunk}"), |b| {
             b.iter(|| {
@@ -61,6 +67,7 @@ fn bench_loop(c: &mut Criterion) {
             })
         });
     }
+    group.bench_function("loop_writing/chunk_4096", |b| b.iter(|| run(&config, 4096)));
     group.finish();
 }
 
