@@ -11,7 +11,7 @@
 //! guard reads the command the way a shell would, far enough to know what sits at command
 //! position:
 //!
-//! 1. [`lex`] splits the text into words (quotes removed, escapes resolved), separators and
+//! 1. A lexer splits the text into words (quotes removed, escapes resolved), separators and
 //!    redirections; every `$(…)`, backtick and `<(…)` body is set aside as nested code.
 //! 2. Each simple command is walked from its first word, skipping assignments, reserved words
 //!    and wrappers (`sudo -u root`, `env -i X=1`, `exec`, `nohup`, `timeout 5`, …) to the

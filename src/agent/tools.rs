@@ -1,8 +1,8 @@
 //! The five tools, their argument schemas, and how a judged call runs.
 //!
-//! A confirmed [`ToolCall`] becomes an [`Action`] only through [`policy::judge`]
-//! (crate::agent::policy::judge): the tool is known, allowed by the toolset, every argument of
-//! its schema present exactly once and no other, paths confined to the workspace, the shell
+//! A confirmed [`ToolCall`](crate::ctl::ToolCall) becomes an [`Action`] only through
+//! [`judge`](super::policy::judge): the tool is known, allowed by the toolset, every argument
+//! of its schema present exactly once and no other, paths confined to the workspace, the shell
 //! command past the guard. An `Action` holds the already-resolved paths, so running it does no
 //! further checking.
 
