@@ -19,6 +19,33 @@
 //! | [`patch`] | the seam to the apply_patch parser and application engine |
 //!
 //! `docs/agent.md` records the decisions the specification leaves open.
+//!
+//! # Example
+//!
+//! A recorded turn whose output limit cut a call in two; the continuation completes it and it
+//! runs once:
+//!
+//! ```
+//! use frontier::agent::replay::{Replay, Turn};
+//! use frontier::agent::{Config, EndStatus, Finish};
+//! use frontier::apply::Workspace;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let config = Config::new(Workspace::new(dir.path()).unwrap());
+//! let stream = b"call c1 write_file\narg path 5\na.txtarg content 3\nhi\nend\n";
+//! let turns = vec![
+//!     Turn::Output { bytes: stream[..30].to_vec(), finish: Finish::Length },
+//!     Turn::Output { bytes: stream[30..].to_vec(), finish: Finish::ToolCalls },
+//! ];
+//! let mut model = Replay::new("example", turns, 1);
+//! let mut transcript = Vec::new();
+//! let status = frontier::agent::run(&config, &mut model, &mut transcript).unwrap();
+//! assert_eq!(status, EndStatus::SourceEnded);
+//! assert_eq!(std::fs::read(dir.path().join("a.txt")).unwrap(), b"hi\n");
+//! let text = String::from_utf8(transcript).unwrap();
+//! assert_eq!(text.matches(r#""type":"tool_result""#).count(), 1);
+//! assert!(text.contains(r#""reason":"escalate_output_limit""#));
+//! ```
 
 pub mod guard;
 pub mod model;
