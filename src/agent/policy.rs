@@ -209,3 +209,55 @@ pub fn judge(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(name: &str, args: &[(&str, &str)]) -> ToolCall {
+        ToolCall {
+            id: "c1".into(),
+            name: name.into(),
+            args: args
+                .iter()
+                .map(|(k, v)| (k.to_string(), Bytes::copy_from_slice(v.as_bytes())))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn only_well_formed_reads_are_concurrency_safe() {
+        assert!(concurrency_safe(&call("read_file", &[("path", "a")])));
+        assert!(concurrency_safe(&call("list_dir", &[("path", ".")])));
+        // Fail-closed: whatever cannot be judged runs alone.
+        assert!(!concurrency_safe(&call("read_file", &[])));
+        assert!(!concurrency_safe(&call(
+            "read_file",
+            &[("path", "a"), ("path", "b")]
+        )));
+        assert!(!concurrency_safe(&call(
+            "list_dir",
+            &[("path", "."), ("depth", "2")]
+        )));
+        assert!(!concurrency_safe(&call("read_files", &[("path", "a")])));
+        assert!(!concurrency_safe(&call("shell", &[("command", "ls")])));
+        assert!(!concurrency_safe(&call(
+            "write_file",
+            &[("path", "a"), ("content", "")]
+        )));
+    }
+
+    #[test]
+    fn toolsets_nest() {
+        let sets = [Toolset::Webhook, Toolset::Background, Toolset::Interactive];
+        for pair in sets.windows(2) {
+            for tool in pair[0].tools() {
+                assert!(pair[1].allows(tool), "{:?} ⊄ {:?}", pair[0], pair[1]);
+            }
+        }
+        assert_eq!(Toolset::Interactive.tools().count(), 5);
+        for set in sets {
+            assert_eq!(Toolset::from_name(set.name()), Some(set));
+        }
+    }
+}
