@@ -189,8 +189,6 @@ impl UdiffParser {
         let (mut old_before, mut new_before) = (old, new);
         let mut at = 0;
         let mut open = None;
-        // Consecutive body lines end at consecutive LFs: one scanner hands them out in order.
-        let mut lfs = LfScanner::new(bytes);
         while at < bytes.len() && (old > 0 || new > 0) {
             let byte = bytes[at];
             // An if-chain rather than a jump table: the common sides first, well predicted.
@@ -207,20 +205,20 @@ impl UdiffParser {
             (old, new) = (old2, new2);
             on_event(UdiffEvent::Line { kind });
             at += 1;
-            let lf = lfs.next(bytes);
             if byte == b'\n' {
                 continue;
             }
-            match lf {
-                Some(lf) => {
-                    if lf > at {
-                        on_event(UdiffEvent::LineData(&bytes[at..lf]));
+            let rest = &bytes[at..];
+            match find_lf(rest) {
+                Some(n) => {
+                    if n > 0 {
+                        on_event(UdiffEvent::LineData(&rest[..n]));
                     }
-                    at = lf + 1;
+                    at += n + 1;
                 }
                 None => {
-                    if at < bytes.len() {
-                        on_event(UdiffEvent::LineData(&bytes[at..]));
+                    if !rest.is_empty() {
+                        on_event(UdiffEvent::LineData(rest));
                     }
                     at = bytes.len();
                     open = Some(kind);
@@ -551,64 +549,6 @@ fn find_lf(bytes: &[u8]) -> Option<usize> {
         }
     }
     bytes[i..].iter().position(|&b| b == b'\n').map(|j| i + j)
-}
-
-/// The LFs of a run of bytes, in order, found 64 bytes at a time: each block becomes a bit
-/// mask (a word-wide exact zero-byte test, then the eight flags gathered by one multiply), and
-/// each LF is then a trailing-zero count. Per line that is a few instructions and no branch
-/// that depends on the line's length, which is what a search per short line pays for.
-struct LfScanner {
-    base: usize,
-    mask: u64,
-}
-
-impl LfScanner {
-    fn new(bytes: &[u8]) -> LfScanner {
-        LfScanner {
-            base: 0,
-            mask: lf_mask(bytes, 0),
-        }
-    }
-
-    /// The next LF not handed out yet.
-    #[inline]
-    fn next(&mut self, bytes: &[u8]) -> Option<usize> {
-        loop {
-            if self.mask != 0 {
-                let lf = self.base + self.mask.trailing_zeros() as usize;
-                self.mask &= self.mask - 1;
-                return Some(lf);
-            }
-            self.base += 64;
-            if self.base >= bytes.len() {
-                return None;
-            }
-            self.mask = lf_mask(bytes, self.base);
-        }
-    }
-}
-
-/// Bit `i` set when `bytes[base + i]` is LF, for the (up to) 64 bytes from `base`.
-#[inline]
-fn lf_mask(bytes: &[u8], base: usize) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    const LFS: u64 = ONES * b'\n' as u64;
-    const GATHER: u64 = 0x0102_0408_1020_4080;
-    let block = &bytes[base.min(bytes.len())..bytes.len().min(base + 64)];
-    let mut mask = 0u64;
-    let mut words = block.chunks_exact(8);
-    for (j, word) in (&mut words).enumerate() {
-        let w = u64::from_le_bytes(word.try_into().unwrap_or([0; 8])) ^ LFS;
-        // High bit of each byte set exactly when the byte is zero (no carries across bytes).
-        let zero = !(((w & LOW7) + LOW7) | w | LOW7);
-        mask |= ((zero >> 7).wrapping_mul(GATHER) >> 56) << (8 * j);
-    }
-    let done = block.len() - words.remainder().len();
-    for (j, &b) in words.remainder().iter().enumerate() {
-        mask |= ((b == b'\n') as u64) << (done + j);
-    }
-    mask
 }
 
 /// A body line's events: its side, then its content without the prefix byte.
