@@ -9,6 +9,7 @@
 //! Every language implements one contract, [`contract::PushParser`]:
 //!
 //! - [`ctl`]: CTL, a line-framed tool-call language with length-prefixed raw arguments;
+//! - [`udiff`]: unified diff (`git diff`, `diff -u`) in `strict`, `git` and `recount` modes;
 //! - [`json_baseline`]: the JSON-buffer framing CTL is measured against.
 //!
 //! [`event`] gives every language's events one printable, comparable form, and [`harness`]

@@ -7,12 +7,15 @@ use clap::{Args, ValueEnum};
 
 use frontier::contract::PushParser;
 use frontier::ctl::{CtlParser, Limits};
+use frontier::udiff::UdiffParser;
 
 /// The languages of `--lang`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Lang {
     /// CTL, the line-framed tool-call language.
     Ctl,
+    /// Unified diff (modes: strict, git (default), recount).
+    Udiff,
 }
 
 /// The flags that choose and configure a parser.
@@ -21,7 +24,7 @@ pub struct LangArgs {
     /// The language of the input.
     #[arg(long, value_enum)]
     pub lang: Lang,
-    /// A mode of that language (ctl: strict).
+    /// A mode of that language (ctl: strict; udiff: strict, git (default), recount).
     #[arg(long)]
     pub mode: Option<String>,
     /// CTL: bytes in one header line, LF included.
@@ -48,6 +51,9 @@ pub fn dispatch<C: WithParser>(args: &LangArgs, command: C) -> Result<C::Output,
             max_line: args.max_line,
             max_arg: args.max_arg,
         }))),
+        (Lang::Udiff, None | Some("git")) => Ok(command.run(UdiffParser::git())),
+        (Lang::Udiff, Some("strict")) => Ok(command.run(UdiffParser::strict())),
+        (Lang::Udiff, Some("recount")) => Ok(command.run(UdiffParser::recount())),
         (lang, Some(mode)) => Err(format!(
             "unknown mode {mode:?} for --lang {}",
             lang.to_possible_value()

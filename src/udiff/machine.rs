@@ -1,0 +1,1280 @@
+//! The unified-diff recogniser: grammar, counts and limits as a `Copy` state machine.
+//!
+//! The machine has two coordinates. [`Ctx`] says what the current line may be, given the lines
+//! before it (outside any file patch, in a git header, in a hunk with so many lines owed, …);
+//! [`Pos`] says where the machine is inside the current line (at its start, matching keywords,
+//! in a header value, or streaming body or garbage content up to the LF).
+//!
+//! ```text
+//!            diff --git            ext. headers         --- / +++          @@ -a,b +c,d @@
+//!  Top ─────────────────▶ GitHdr ───────────────▶ GitHdr ──────▶ AfterPlus ─────────────▶ Hunk{old,new}
+//!   ▲ ▲  --- (+++ , @@ -)                                                                   │ counts met
+//!   │ └───────────────────────────────────────────────────────────▶ AfterPlus              ▼
+//!   │                    garbage, next file patch, end              HunkDone ◀── `\` ──┘  ──@@ -──▶ Hunk
+//!   └──────────────────────────────────────────────────────────────── HunkDone
+//! ```
+//!
+//! # Tentative headers
+//!
+//! In `git` and `recount` mode a `--- ` line is a file header only if `+++ ` and then `@@ -`
+//! (`@@` in `recount`) follow, as in git's own header search. Until then the machine is
+//! *tentative*: it remembers what the lines become if the header fails (garbage, or in a
+//! `recount` hunk a removed and an added body line). When a line start diverges, the machine
+//! falls back ([`Step::Abandon`]): it returns to the fallback context at the start of the
+//! current line, un-consumes the line's few matched keyword bytes, and the caller feeds them
+//! again, then the byte. `allowed()` and `accepting()` of a tentative line start are those of
+//! the fallback after that replay (a handful of steps: constant time). A tentative line that
+//! outgrows `max_line` cannot be a header; it is demoted to its fallback on the spot
+//! ([`Step::Demote`]).
+
+use crate::byteset::ByteSet;
+use crate::contract::ParseError;
+
+use super::keyword::{self as kw, KwSet};
+use super::value::{self, Range, Value, BASE85_LENGTH, BASE85_UP_TO, BASE85_VALUE};
+use super::{Limits, Mode, UdiffErrorKind};
+
+/// What a line is, once it streams to its LF.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// A hunk body line of the given side.
+    Body(super::LineKind),
+    /// A line outside any file patch that `git apply` skips.
+    Garbage,
+    /// A `\` line: the previous body line has no final newline.
+    NoNewline,
+}
+
+/// What becomes of tentative header lines that turn out not to be a header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fallback {
+    /// They are garbage (outside a hunk).
+    Garbage,
+    /// They are a removed and an added body line (inside a `recount` hunk).
+    Body,
+}
+
+/// What the current line may be, from the lines before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ctx {
+    /// Outside any file patch.
+    Top,
+    /// After `diff --git` and extended header lines; `seen` holds the keywords already used.
+    GitHdr { seen: KwSet },
+    /// After a `--- ` line.
+    AfterMinus,
+    /// After a `+++ ` line: a hunk header must follow.
+    AfterPlus,
+    /// In a hunk body with `old` and `new` lines owed (`recount`: not counted). `bs`: a `\`
+    /// line may come (the previous line was the last of a side).
+    Hunk { old: u64, new: u64, bs: bool },
+    /// After a hunk whose counts are met (`strict`, `git`): a `\` line may still belong to it.
+    HunkDone { bs: bool },
+    /// Between hunks: the last hunk has ended, a hunk header may continue the file patch.
+    Hunks,
+    /// After `GIT binary patch`: `literal` or `delta` must follow.
+    BinHdr,
+    /// Inside a binary block, at a line start: a base85 line or the blank line ending it.
+    Base85 { first: bool },
+    /// After a binary block: the reverse block may follow the first.
+    AfterBlock { first: bool },
+}
+
+/// Where the machine is in the current line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pos {
+    /// At the start of a line.
+    Start,
+    /// `matched` bytes of the keywords `cands` seen; `div` says what the line is if none fits.
+    Kw { cands: KwSet, matched: u8, div: Div },
+    /// In the value after keyword `kw`.
+    Value { kw: u8, value: Value },
+    /// Streaming a line's content up to its LF.
+    Stream(Class),
+    /// In a base85 line: `left` characters to go, `group` of the current 5 seen, value `acc`.
+    Base85 { left: u8, group: u8, acc: u32 },
+}
+
+/// What a line whose prefix fits no keyword is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Div {
+    Garbage,
+    Body(super::LineKind),
+    Error(UdiffErrorKind),
+    /// The tentative header fails: fall back.
+    Abandon,
+}
+
+/// The tentative header in progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tent {
+    None,
+    Some(Fallback),
+}
+
+/// A hunk ends before this step's own events.
+pub const END_HUNK: u8 = 1;
+/// A file patch ends before this step's own events (after the hunk, if both).
+pub const END_FILE: u8 = 2;
+
+/// What one byte did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The byte is held: a keyword prefix or a header value.
+    Held,
+    /// The byte is content of a streaming line.
+    Content,
+    /// The line (held bytes and this byte) is a streaming line of `class`; `ended` when this
+    /// byte was its LF.
+    Begin {
+        /// What the line is.
+        class: Class,
+        /// The byte was the line's LF.
+        ended: bool,
+    },
+    /// The LF of a streaming line.
+    LineEnd,
+    /// The LF of the header line that started with keyword `kw`.
+    HeaderLine {
+        /// The keyword id (see `keyword`).
+        kw: u8,
+    },
+    /// The byte completed `@@ -` (or `@@`) after a tentative `---`/`+++` pair: they are a
+    /// file header. The byte is held as part of the hunk header line.
+    TentativeHeader,
+    /// The LF of a hunk header; [`UdiffMachine::ranges`] has its ranges (`recount`: the line
+    /// must be parsed).
+    HunkHeader,
+    /// The LF of a base85 line.
+    Base85Line,
+    /// The blank line that ends a binary block.
+    BlockEnd,
+    /// The tentative header failed at this byte, which was NOT consumed: the `lines` held
+    /// complete lines become `fallback`; the current line's held bytes and then this byte
+    /// must be fed again.
+    Abandon {
+        /// Complete held lines (1 or 2).
+        lines: u8,
+        /// What they become.
+        fallback: Fallback,
+    },
+    /// A tentative line grew past `max_line`: the `lines` complete held lines become
+    /// `fallback`, and the current line (held bytes and this byte) streams on as `class`.
+    Demote {
+        /// Complete held lines before the current one (0 or 1).
+        lines: u8,
+        /// What they become.
+        fallback: Fallback,
+        /// What the current line is.
+        class: Class,
+    },
+}
+
+/// One step's result: units that ended, then the step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stepped {
+    /// [`END_HUNK`] and [`END_FILE`] bits.
+    pub ends: u8,
+    /// What the byte did.
+    pub step: Step,
+}
+
+/// The unified-diff recogniser: `Copy`, exact `allowed()` in constant time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UdiffMachine {
+    mode: Mode,
+    max_line: u32,
+    pub(crate) ctx: Ctx,
+    pub(crate) pos: Pos,
+    tent: Tent,
+    line_len: u32,
+    nums: [u64; 4],
+    consumed: u64,
+    error: Option<ParseError<UdiffErrorKind>>,
+}
+
+use super::LineKind::{Add, Context, Remove};
+
+impl UdiffMachine {
+    /// A machine at the start of a stream.
+    pub fn new(mode: Mode, limits: Limits) -> UdiffMachine {
+        UdiffMachine {
+            mode,
+            max_line: limits.max_line.max(Limits::MIN_MAX_LINE),
+            ctx: Ctx::Top,
+            pos: Pos::Start,
+            tent: Tent::None,
+            line_len: 0,
+            nums: [0; 4],
+            consumed: 0,
+            error: None,
+        }
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The effective line limit.
+    pub fn max_line(&self) -> u32 {
+        self.max_line
+    }
+
+    /// Bytes accepted so far.
+    pub fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// The sticky error.
+    pub fn error(&self) -> Option<ParseError<UdiffErrorKind>> {
+        self.error
+    }
+
+    /// The ranges of the last hunk header read in `strict`/`git` mode:
+    /// `[old_start, old_count, new_start, new_count]`, counts 1 when omitted.
+    pub fn ranges(&self) -> [u64; 4] {
+        self.nums
+    }
+
+    /// Whether the machine streams line content, so that a caller may skip to the next LF.
+    #[inline]
+    pub fn streaming(&self) -> Option<Class> {
+        match self.pos {
+            Pos::Stream(c) if self.error.is_none() => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Consumes `n` content bytes (no LF among them) of a streaming line.
+    #[inline]
+    pub fn skip_content(&mut self, n: usize) {
+        if self.streaming().is_some() {
+            self.consumed += n as u64;
+        }
+    }
+
+    /// The fast path of a hunk body: if the machine is at the start of a line in a hunk and
+    /// `byte` starts a body line there (what [`step`](Self::step) would do with it, without
+    /// the general dispatch), takes it and returns the line's side. Returns `None`, having
+    /// done nothing, for anything else.
+    #[inline]
+    pub fn body_line_start(&mut self, byte: u8) -> Option<super::LineKind> {
+        if self.pos != Pos::Start || self.error.is_some() {
+            return None;
+        }
+        let Ctx::Hunk { old, new, .. } = self.ctx else {
+            return None;
+        };
+        let (kind, old2, new2) = if self.mode == Mode::Recount {
+            match byte {
+                b' ' | b'\n' => (Context, 0, 0),
+                b'+' => (Add, 0, 0),
+                _ => return None,
+            }
+        } else {
+            match byte {
+                b' ' | b'\n' if old > 0 && new > 0 => (Context, old - 1, new - 1),
+                b'-' if old > 0 => (Remove, old - 1, new),
+                b'+' if new > 0 => (Add, old, new - 1),
+                _ => return None,
+            }
+        };
+        self.ctx = if self.mode != Mode::Recount && old2 == 0 && new2 == 0 {
+            Ctx::HunkDone { bs: true }
+        } else {
+            let last =
+                self.mode == Mode::Recount || (old2 == 0 && old > 0) || (new2 == 0 && new > 0);
+            Ctx::Hunk {
+                old: old2,
+                new: new2,
+                bs: last,
+            }
+        };
+        self.pos = if byte == b'\n' {
+            Pos::Start
+        } else {
+            Pos::Stream(Class::Body(kind))
+        };
+        self.consumed += 1;
+        Some(kind)
+    }
+
+    /// The fast path of a name or text value: takes the longest prefix of `bytes` that holds
+    /// no LF and keeps the line within `max_line` (exactly what byte-by-byte stepping would
+    /// take without a demotion) and returns its length; 0 outside such a value.
+    #[inline]
+    pub fn value_run(&mut self, bytes: &[u8]) -> usize {
+        let Pos::Value { kw, value } = self.pos else {
+            return 0;
+        };
+        if self.error.is_some() {
+            return 0;
+        }
+        // Names, recount headers and section text: any bytes but LF, found with `memchr`;
+        // the other values are short grammars, stepped here without the general dispatch.
+        if !matches!(
+            value,
+            Value::Path { .. } | Value::Text | Value::Range(Range { field: 7, .. })
+        ) {
+            return self.grammar_run(kw, value, bytes);
+        }
+        let room = (self.max_line as u64).saturating_sub(self.line_len as u64 + 1) as usize;
+        let limit = bytes.len().min(room);
+        let n = memchr::memchr(b'\n', &bytes[..limit]).unwrap_or(limit);
+        if n > 0 {
+            if let Pos::Value {
+                value: Value::Path { .. },
+                ..
+            } = self.pos
+            {
+                self.pos = Pos::Value {
+                    kw,
+                    value: Value::Path { empty: false },
+                };
+            }
+            self.line_len += n as u32;
+            self.consumed += n as u64;
+        }
+        n
+    }
+
+    /// The lines still owed by the hunk the machine is in, when it is at a line start in a
+    /// `strict` or `git` hunk body: the entry to the parser's tight loop over body lines.
+    #[inline]
+    pub fn hunk_owed(&self) -> Option<(u64, u64)> {
+        match (self.pos, self.ctx) {
+            (Pos::Start, Ctx::Hunk { old, new, .. })
+                if self.mode != Mode::Recount && self.error.is_none() =>
+            {
+                Some((old, new))
+            }
+            _ => None,
+        }
+    }
+
+    /// Leaves the parser's tight loop: `old`/`new` lines still owed, `bs` whether a `\` line
+    /// may come, `open` the side of a body line whose LF has not arrived yet, `taken` the bytes
+    /// the loop consumed. The loop only takes what [`step`](Self::step) would have taken.
+    #[inline]
+    pub fn resume_hunk(
+        &mut self,
+        old: u64,
+        new: u64,
+        bs: bool,
+        open: Option<super::LineKind>,
+        taken: usize,
+    ) {
+        self.ctx = if old == 0 && new == 0 {
+            Ctx::HunkDone { bs }
+        } else {
+            Ctx::Hunk { old, new, bs }
+        };
+        self.pos = match open {
+            Some(kind) => Pos::Stream(Class::Body(kind)),
+            None => Pos::Start,
+        };
+        self.line_len = 0;
+        self.consumed += taken as u64;
+    }
+
+    /// The fast path of a keyword: with one candidate left, takes the bytes of `bytes` that
+    /// continue it, short of its last byte (whose action [`step`](Self::step) takes), and
+    /// returns how many. With the candidate set unchanged, stepping them would do nothing else.
+    #[inline]
+    pub fn keyword_run(&mut self, bytes: &[u8]) -> usize {
+        let Pos::Kw {
+            cands,
+            matched,
+            div,
+        } = self.pos
+        else {
+            return 0;
+        };
+        if cands.count_ones() != 1 || self.error.is_some() {
+            return 0;
+        }
+        let k = cands.trailing_zeros() as u8;
+        let text = kw::TEXT[k as usize];
+        let want = &text[matched as usize..];
+        let n = want.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+        if n == 0 {
+            return 0;
+        }
+        let matched = matched + n as u8;
+        if matched as usize == text.len() {
+            // The last byte: its action is taken here when it only holds the byte (the usual
+            // case: a value follows); anything more (an error, a tentative header proven, a
+            // `GIT binary patch` line) is left to `step`.
+            let mut done = *self;
+            done.line_len = matched as u32;
+            done.consumed += n as u64;
+            if done.keyword_done(k) != Ok(plain(Step::Held)) {
+                return self.keyword_run_to(cands, matched - 1, div, n - 1);
+            }
+            *self = done;
+            return n;
+        }
+        self.keyword_run_to(cands, matched, div, n)
+    }
+
+    fn keyword_run_to(&mut self, cands: KwSet, matched: u8, div: Div, n: usize) -> usize {
+        if n > 0 {
+            self.pos = Pos::Kw {
+                cands,
+                matched,
+                div,
+            };
+            self.line_len = matched as u32;
+            self.consumed += n as u64;
+        }
+        n
+    }
+
+    /// A value other than a name, as [`value_run`](Self::value_run) takes it: the bytes that
+    /// [`step`](Self::step) would hold, with the same grammar and line-limit checks, up to the
+    /// LF, an error (left to `step`), or the section text of a hunk header (left to `memchr`).
+    fn grammar_run(&mut self, kw: u8, mut value: Value, bytes: &[u8]) -> usize {
+        let mut n = 0usize;
+        for &b in bytes {
+            if b == b'\n' {
+                break;
+            }
+            let Ok(Some(next)) = value.step(b) else {
+                break;
+            };
+            if self.line_len as u64 + n as u64 + 1 + next.min_rest() as u64 > self.max_line as u64 {
+                break;
+            }
+            if let (Value::Range(r), b'0'..=b'9') = (value, b) {
+                if let Some(i) = r.number() {
+                    let acc = if r.digits == 0 { 0 } else { self.nums[i] };
+                    self.nums[i] = acc * 10 + (b - b'0') as u64;
+                }
+            }
+            value = next;
+            n += 1;
+            if let Value::Range(Range { field: 7, .. }) = value {
+                break;
+            }
+        }
+        if n > 0 {
+            self.pos = Pos::Value { kw, value };
+            self.line_len += n as u32;
+            self.consumed += n as u64;
+        }
+        n
+    }
+
+    /// Takes the LF that ends a streaming line (what [`step`](Self::step) does with it).
+    #[inline]
+    pub fn end_streaming_line(&mut self) {
+        if self.streaming().is_some() {
+            self.pos = Pos::Start;
+            self.line_len = 0;
+            self.consumed += 1;
+        }
+    }
+
+    /// Whether a tentative header is pending, and how many of its lines are complete.
+    pub fn tentative_lines(&self) -> Option<u8> {
+        match (self.tent, self.ctx) {
+            (Tent::None, _) => None,
+            (_, Ctx::AfterMinus) => Some(1),
+            (_, Ctx::AfterPlus) => Some(2),
+            _ => Some(0),
+        }
+    }
+
+    fn is_recount(&self) -> bool {
+        self.mode == Mode::Recount
+    }
+
+    /// The keywords of the next file patch's start, valid wherever one may begin.
+    fn top_kws(&self) -> KwSet {
+        match self.mode {
+            Mode::Strict => kw::bit(kw::DIFF_GIT) | kw::bit(kw::MINUS),
+            _ => kw::bit(kw::DIFF_GIT) | kw::bit(kw::MINUS) | kw::bit(kw::ATAT_DASH),
+        }
+    }
+
+    /// The keywords that continue the current file patch in context `ctx`.
+    fn continuing(&self, ctx: Ctx) -> KwSet {
+        match ctx {
+            Ctx::GitHdr { seen } => {
+                (kw::EXTENDED & !seen)
+                    | kw::bit(kw::MINUS)
+                    | kw::bit(kw::BINARY_FILES)
+                    | kw::bit(kw::GIT_BINARY)
+            }
+            Ctx::HunkDone { .. } | Ctx::Hunks if self.is_recount() => kw::bit(kw::ATAT),
+            Ctx::HunkDone { .. } | Ctx::Hunks => kw::bit(kw::ATAT_DASH),
+            Ctx::Hunk { .. } => kw::bit(kw::ATAT) | kw::bit(kw::MINUS),
+            Ctx::AfterBlock { first: true } => kw::bit(kw::LITERAL) | kw::bit(kw::DELTA),
+            Ctx::AfterMinus => kw::bit(kw::PLUS),
+            Ctx::AfterPlus if self.is_recount() => kw::bit(kw::ATAT),
+            Ctx::AfterPlus => kw::bit(kw::ATAT_DASH),
+            Ctx::BinHdr => kw::bit(kw::LITERAL) | kw::bit(kw::DELTA),
+            _ => 0,
+        }
+    }
+
+    /// Whether `ctx` is inside a file patch that a foreign line ends.
+    fn in_file(ctx: Ctx) -> bool {
+        matches!(
+            ctx,
+            Ctx::GitHdr { .. }
+                | Ctx::HunkDone { .. }
+                | Ctx::Hunks
+                | Ctx::Hunk { .. }
+                | Ctx::AfterBlock { .. }
+        )
+    }
+
+    /// The context a failed tentative header falls back to.
+    fn fallback_ctx(&self, fallback: Fallback) -> Ctx {
+        match fallback {
+            Fallback::Garbage => Ctx::Top,
+            Fallback::Body => Ctx::Hunk {
+                old: 0,
+                new: 0,
+                bs: true,
+            },
+        }
+    }
+
+    /// The fallback of the pending tentative header, if any.
+    fn fallback(&self) -> Option<Fallback> {
+        match self.tent {
+            Tent::Some(f) => Some(f),
+            Tent::None => None,
+        }
+    }
+
+    /// For a tentative header at the start of its 2nd or 3rd line (possibly with a few keyword
+    /// bytes): the machine after falling back and replaying those bytes.
+    fn resolved(&self) -> Option<UdiffMachine> {
+        let fallback = self.fallback()?;
+        let matched = match self.pos {
+            Pos::Start => 0,
+            Pos::Kw { matched, .. } => matched,
+            _ => return None,
+        };
+        if !matches!(self.ctx, Ctx::AfterMinus | Ctx::AfterPlus) {
+            return None;
+        }
+        let keyword = if self.ctx == Ctx::AfterMinus {
+            kw::TEXT[kw::PLUS as usize]
+        } else if self.is_recount() {
+            kw::TEXT[kw::ATAT as usize]
+        } else {
+            kw::TEXT[kw::ATAT_DASH as usize]
+        };
+        let mut m = *self;
+        m.abandon(fallback);
+        for &b in &keyword[..matched as usize] {
+            // The replayed bytes are a prefix of `+++ ` or `@@ -`: never a tentative start.
+            if m.step(b).is_err() {
+                break;
+            }
+        }
+        Some(m)
+    }
+
+    /// Falls back from a tentative header at a line start: un-consumes the current line.
+    fn abandon(&mut self, fallback: Fallback) {
+        self.consumed -= self.line_len as u64;
+        self.line_len = 0;
+        self.ctx = self.fallback_ctx(fallback);
+        self.pos = Pos::Start;
+        self.tent = Tent::None;
+    }
+
+    /// Whether the input so far is a sentence.
+    pub fn accepting(&self) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        if let Some(m) = self.resolved() {
+            return m.accepting();
+        }
+        match self.pos {
+            Pos::Start => match self.ctx {
+                Ctx::Top | Ctx::GitHdr { .. } | Ctx::HunkDone { .. } | Ctx::Hunks => true,
+                Ctx::AfterBlock { .. } => true,
+                Ctx::Hunk { .. } => self.is_recount(),
+                _ => false,
+            },
+            Pos::Kw { div, .. } => div == Div::Garbage,
+            Pos::Stream(class) => class == Class::Garbage,
+            Pos::Value {
+                kw: kw::MINUS | kw::PLUS,
+                ..
+            } => self.fallback() == Some(Fallback::Garbage),
+            _ => false,
+        }
+    }
+
+    /// Whether a line could still end within `max_line` after one more byte leading to a
+    /// state that needs `rest` more bytes.
+    #[inline]
+    fn fits(&self, rest: u32) -> bool {
+        self.line_len as u64 + 1 + rest as u64 <= self.max_line as u64
+    }
+
+    /// The bytes that may come next. Empty after an error.
+    pub fn allowed(&self) -> ByteSet {
+        if self.error.is_some() {
+            return ByteSet::EMPTY;
+        }
+        if let Some(m) = self.resolved() {
+            let keyword_byte = match self.pos {
+                Pos::Kw { cands, matched, .. } => kw::next_bytes(cands, matched),
+                _ => kw::next_bytes(self.continuing(self.ctx), 0),
+            };
+            return m.allowed().union(keyword_byte);
+        }
+        match self.pos {
+            Pos::Start => self.start_allowed(),
+            Pos::Kw {
+                cands,
+                matched,
+                div,
+            } => self.kw_allowed(cands, matched, div),
+            Pos::Value { kw, value } => {
+                let grammar = value.allowed();
+                if self.fallback().is_some() && (kw == kw::MINUS || kw == kw::PLUS) {
+                    return grammar; // a tentative line that grows too long is demoted, not refused
+                }
+                if self.fits(Value::MAX_MIN_REST) {
+                    return grammar; // far from the limit: the grammar alone decides
+                }
+                let mut set = ByteSet::EMPTY;
+                for b in grammar.iter() {
+                    let rest = match value.step(b) {
+                        Ok(Some(next)) => next.min_rest(),
+                        _ => 0,
+                    };
+                    if b == b'\n' || self.fits(rest) {
+                        set = set.with(b);
+                    }
+                }
+                set
+            }
+            Pos::Stream(_) => ByteSet::FULL,
+            Pos::Base85 { left: 0, .. } => ByteSet::single(b'\n'),
+            Pos::Base85 { group: 4, acc, .. } => {
+                let room = (u32::MAX as u64).saturating_sub(acc as u64 * 85);
+                if acc as u64 * 85 > u32::MAX as u64 {
+                    ByteSet::EMPTY
+                } else {
+                    BASE85_UP_TO[room.min(84) as usize]
+                }
+            }
+            Pos::Base85 { .. } => BASE85_UP_TO[84],
+        }
+    }
+
+    fn start_allowed(&self) -> ByteSet {
+        // In a hunk body, the spec's table: the counts decide (the hot case for a decoder).
+        if let Ctx::Hunk { old, new, bs } = self.ctx {
+            if self.mode == Mode::Recount {
+                return if bs {
+                    ByteSet::FULL
+                } else {
+                    ByteSet::FULL.without(b'\\')
+                };
+            }
+            let mut set = ByteSet::EMPTY;
+            if old > 0 && new > 0 {
+                set = set.with(b' ').with(b'\n');
+            }
+            if old > 0 {
+                set = set.with(b'-');
+            }
+            if new > 0 {
+                set = set.with(b'+');
+            }
+            if bs {
+                set = set.with(b'\\');
+            }
+            return set;
+        }
+        let mut set = ByteSet::EMPTY;
+        for b in 0..=255u8 {
+            if self.start_ok(b) {
+                set = set.with(b);
+            }
+        }
+        set
+    }
+
+    /// Whether `byte` may start a line here: a cheap clone-and-step (a line start is a
+    /// handful of comparisons; `allowed` calls it at most 256 times at a line start).
+    fn start_ok(&self, byte: u8) -> bool {
+        let mut m = *self;
+        m.transition(byte).is_ok()
+    }
+
+    fn kw_allowed(&self, cands: KwSet, matched: u8, div: Div) -> ByteSet {
+        let mut set = kw::next_bytes(cands, matched);
+        // A byte that completes an orphan `@@ -` outside a file patch is refused.
+        if cands & kw::bit(kw::ATAT_DASH) != 0
+            && matched == 3
+            && !Self::in_file(self.ctx)
+            && !matches!(self.ctx, Ctx::AfterPlus)
+        {
+            set = set.without(b'-');
+            return match div {
+                Div::Garbage | Div::Body(_) => ByteSet::FULL.without(b'-'),
+                _ => set,
+            };
+        }
+        match div {
+            Div::Garbage | Div::Body(_) => ByteSet::FULL,
+            _ => set,
+        }
+    }
+
+    /// Takes one byte. On a refusal the machine enters its sticky error state.
+    #[inline]
+    pub fn step(&mut self, byte: u8) -> Result<Stepped, ParseError<UdiffErrorKind>> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        // Only these change before a transition can fail.
+        let before = (self.ctx, self.pos, self.tent, self.line_len);
+        match self.transition(byte) {
+            Ok(stepped) => {
+                if !matches!(stepped.step, Step::Abandon { .. }) {
+                    self.consumed += 1;
+                }
+                if self.pos == Pos::Start {
+                    self.line_len = 0;
+                }
+                Ok(stepped)
+            }
+            Err(kind) => {
+                (self.ctx, self.pos, self.tent, self.line_len) = before;
+                let error = ParseError {
+                    offset: self.consumed,
+                    byte,
+                    kind,
+                };
+                self.error = Some(error);
+                Err(error)
+            }
+        }
+    }
+
+    /// Moves to the next state; on error the caller restores the old one.
+    #[inline]
+    fn transition(&mut self, byte: u8) -> Result<Stepped, UdiffErrorKind> {
+        match self.pos {
+            Pos::Stream(_) => {
+                if byte == b'\n' {
+                    self.pos = Pos::Start;
+                    Ok(plain(Step::LineEnd))
+                } else {
+                    Ok(plain(Step::Content))
+                }
+            }
+            Pos::Start => self.line_start(byte),
+            Pos::Kw {
+                cands,
+                matched,
+                div,
+            } => self.keyword(cands, matched, div, byte, 0),
+            Pos::Value { kw, value } => self.value(kw, value, byte),
+            Pos::Base85 { left, group, acc } => self.base85(left, group, acc, byte),
+        }
+    }
+
+    /// The first byte of a line.
+    fn line_start(&mut self, byte: u8) -> Result<Stepped, UdiffErrorKind> {
+        use UdiffErrorKind::*;
+        self.line_len = 0;
+        let recount = self.is_recount();
+        match self.ctx {
+            Ctx::Hunk { old, new, bs } if !recount => {
+                let (kind, old2, new2) = match byte {
+                    b' ' | b'\n' if old > 0 && new > 0 => (Context, old - 1, new - 1),
+                    b'-' if old > 0 => (Remove, old - 1, new),
+                    b'+' if new > 0 => (Add, old, new - 1),
+                    b'\\' if bs => {
+                        return Ok(self.begin(Class::NoNewline, byte, self.ctx_after_bs()))
+                    }
+                    b'\\' => return Err(MisplacedNoNewline),
+                    b' ' | b'\n' | b'-' | b'+' => return Err(HunkOverrun),
+                    _ => return Err(HunkUnderrun),
+                };
+                let last = (old2 == 0 && old > 0) || (new2 == 0 && new > 0);
+                let next = if old2 == 0 && new2 == 0 {
+                    Ctx::HunkDone { bs: true }
+                } else {
+                    Ctx::Hunk {
+                        old: old2,
+                        new: new2,
+                        bs: last,
+                    }
+                };
+                Ok(self.begin(Class::Body(kind), byte, next))
+            }
+            Ctx::Hunk { bs, .. } => match byte {
+                b' ' | b'\n' => Ok(self.begin(
+                    Class::Body(Context),
+                    byte,
+                    Ctx::Hunk {
+                        old: 0,
+                        new: 0,
+                        bs: true,
+                    },
+                )),
+                b'+' => Ok(self.begin(
+                    Class::Body(Add),
+                    byte,
+                    Ctx::Hunk {
+                        old: 0,
+                        new: 0,
+                        bs: true,
+                    },
+                )),
+                b'\\' if bs => Ok(self.begin(
+                    Class::NoNewline,
+                    byte,
+                    Ctx::Hunk {
+                        old: 0,
+                        new: 0,
+                        bs: false,
+                    },
+                )),
+                b'\\' => Err(MisplacedNoNewline),
+                b'-' => self.keyword(
+                    self.continuing(self.ctx) | self.top_kws(),
+                    0,
+                    Div::Body(Remove),
+                    byte,
+                    0,
+                ),
+                _ => {
+                    // Not a body line: the hunk is over.
+                    self.ctx = Ctx::Hunks;
+                    let cands = self.continuing(self.ctx) | self.top_kws();
+                    self.keyword(cands, 0, Div::Garbage, byte, END_HUNK)
+                }
+            },
+            Ctx::HunkDone { bs } => {
+                let git = self.mode == Mode::Git;
+                let div = match byte {
+                    b'\\' if bs => {
+                        return Ok(self.begin(Class::NoNewline, byte, Ctx::HunkDone { bs: false }))
+                    }
+                    b'\\' => return Err(MisplacedNoNewline),
+                    b' ' | b'+' => return Err(HunkOverrun),
+                    b'\n' if !git => return Err(HunkOverrun),
+                    b'-' => Div::Error(HunkOverrun),
+                    _ if git => Div::Garbage,
+                    _ => Div::Error(UnexpectedByte),
+                };
+                // Whatever the line is, the hunk is over.
+                self.ctx = Ctx::Hunks;
+                let cands = self.continuing(self.ctx) | self.top_kws();
+                self.keyword(cands, 0, div, byte, END_HUNK)
+            }
+            Ctx::Hunks => {
+                let div = if self.mode == Mode::Strict {
+                    Div::Error(UnexpectedByte)
+                } else {
+                    Div::Garbage
+                };
+                let cands = self.continuing(self.ctx) | self.top_kws();
+                self.keyword(cands, 0, div, byte, 0)
+            }
+            Ctx::Base85 { first } => match byte {
+                b'\n' => {
+                    self.ctx = Ctx::AfterBlock { first };
+                    let ends = if first { 0 } else { END_FILE };
+                    if !first {
+                        self.ctx = Ctx::Top;
+                    }
+                    Ok(Stepped {
+                        ends,
+                        step: Step::BlockEnd,
+                    })
+                }
+                _ if BASE85_LENGTH.contains(byte) => {
+                    let n = value::base85_length(byte);
+                    self.line_len = 1;
+                    self.pos = Pos::Base85 {
+                        left: n.div_ceil(4) * 5,
+                        group: 0,
+                        acc: 0,
+                    };
+                    Ok(plain(Step::Held))
+                }
+                _ => Err(UnexpectedByte),
+            },
+            Ctx::AfterMinus | Ctx::AfterPlus | Ctx::BinHdr => {
+                let div = if self.fallback().is_some() {
+                    Div::Abandon
+                } else {
+                    Div::Error(UnexpectedByte)
+                };
+                self.keyword(self.continuing(self.ctx), 0, div, byte, 0)
+            }
+            Ctx::Top | Ctx::GitHdr { .. } | Ctx::AfterBlock { .. } => {
+                let div = if self.mode == Mode::Strict {
+                    Div::Error(UnexpectedByte)
+                } else {
+                    Div::Garbage
+                };
+                let cands = self.continuing(self.ctx) | self.top_kws();
+                self.keyword(cands, 0, div, byte, 0)
+            }
+        }
+    }
+
+    /// The context after a `\` line in a strict or git hunk.
+    fn ctx_after_bs(&self) -> Ctx {
+        match self.ctx {
+            Ctx::Hunk { old, new, .. } => Ctx::Hunk {
+                old,
+                new,
+                bs: false,
+            },
+            other => other,
+        }
+    }
+
+    /// Starts a streaming line with `byte`, setting the context of the next line.
+    fn begin(&mut self, class: Class, byte: u8, next: Ctx) -> Stepped {
+        self.ctx = next;
+        let ended = byte == b'\n';
+        self.pos = if ended {
+            Pos::Start
+        } else {
+            Pos::Stream(class)
+        };
+        plain(Step::Begin { class, ended })
+    }
+
+    /// A byte while matching keywords (`matched` bytes seen). `ends` carries units already
+    /// ended by this byte.
+    fn keyword(
+        &mut self,
+        cands: KwSet,
+        matched: u8,
+        div: Div,
+        byte: u8,
+        mut ends: u8,
+    ) -> Result<Stepped, UdiffErrorKind> {
+        let next = kw::filter(cands, matched, byte);
+        if next == 0 {
+            return match div {
+                Div::Garbage => {
+                    if Self::in_file(self.ctx) {
+                        ends |= END_FILE;
+                        if matches!(self.ctx, Ctx::Hunk { .. }) {
+                            ends |= END_HUNK;
+                        }
+                    }
+                    self.tent = Tent::None;
+                    let mut s = self.begin(Class::Garbage, byte, Ctx::Top);
+                    s.ends |= ends;
+                    Ok(s)
+                }
+                Div::Body(kind) => Ok(self.begin(
+                    Class::Body(kind),
+                    byte,
+                    Ctx::Hunk {
+                        old: 0,
+                        new: 0,
+                        bs: true,
+                    },
+                )),
+                Div::Error(kind) => Err(kind),
+                Div::Abandon => {
+                    let fallback = self.fallback().unwrap_or(Fallback::Garbage);
+                    let lines = if self.ctx == Ctx::AfterMinus { 1 } else { 2 };
+                    self.abandon(fallback);
+                    Ok(Stepped {
+                        ends: 0,
+                        step: Step::Abandon { lines, fallback },
+                    })
+                }
+            };
+        }
+        // The line no longer continues the file patch: it ends here.
+        if Self::in_file(self.ctx) && next & self.continuing(self.ctx) == 0 {
+            ends |= END_FILE;
+            if matches!(self.ctx, Ctx::Hunk { .. }) {
+                ends |= END_HUNK;
+            }
+            self.ctx = Ctx::Top;
+        }
+        let matched = matched + 1;
+        self.line_len = matched as u32;
+        let Some(k) = kw::complete(next, matched) else {
+            self.pos = Pos::Kw {
+                cands: next,
+                matched,
+                div,
+            };
+            return Ok(Stepped {
+                ends,
+                step: Step::Held,
+            });
+        };
+        let step = self.keyword_done(k)?;
+        Ok(Stepped {
+            ends: ends | step.ends,
+            step: step.step,
+        })
+    }
+
+    /// A keyword was fully matched (in context `self.ctx`).
+    fn keyword_done(&mut self, k: u8) -> Result<Stepped, UdiffErrorKind> {
+        let value = |v: Value| Pos::Value { kw: k, value: v };
+        let path = value(Value::Path { empty: true });
+        match k {
+            kw::DIFF_GIT
+            | kw::PLUS
+            | kw::COPY_FROM
+            | kw::COPY_TO
+            | kw::RENAME_FROM
+            | kw::RENAME_TO
+            | kw::BINARY_FILES => self.pos = path,
+            kw::MINUS => {
+                self.pos = path;
+                if self.mode != Mode::Strict && !matches!(self.ctx, Ctx::GitHdr { .. }) {
+                    let fallback = if matches!(self.ctx, Ctx::Hunk { .. }) {
+                        Fallback::Body
+                    } else {
+                        Fallback::Garbage
+                    };
+                    self.tent = Tent::Some(fallback);
+                }
+            }
+            kw::OLD_MODE | kw::NEW_MODE | kw::DELETED | kw::NEW_FILE => {
+                self.pos = value(Value::Mode { digits: 0 })
+            }
+            kw::SIMILARITY | kw::DISSIMILARITY => {
+                self.pos = value(Value::Percent {
+                    digits: 0,
+                    value: 0,
+                    done: false,
+                })
+            }
+            kw::INDEX => {
+                self.pos = value(Value::Index {
+                    phase: 0,
+                    empty: true,
+                })
+            }
+            kw::LITERAL | kw::DELTA => self.pos = value(Value::Size { digits: 0 }),
+            kw::GIT_BINARY => {
+                self.ctx = Ctx::BinHdr;
+                self.pos = Pos::Start;
+                return Ok(plain(Step::HeaderLine { kw: k }));
+            }
+            kw::ATAT_DASH | kw::ATAT => {
+                let allowed_here = matches!(self.ctx, Ctx::AfterPlus | Ctx::Hunks);
+                if !allowed_here {
+                    return Err(UdiffErrorKind::HunkWithoutHeader);
+                }
+                self.pos = if k == kw::ATAT {
+                    value(Value::Text)
+                } else {
+                    self.nums = [0, 1, 0, 1];
+                    value(Value::Range(Range::START))
+                };
+                if self.tent != Tent::None {
+                    let ends = if self.fallback() == Some(Fallback::Body) {
+                        END_HUNK | END_FILE
+                    } else {
+                        0
+                    };
+                    self.tent = Tent::None;
+                    return Ok(Stepped {
+                        ends,
+                        step: Step::TentativeHeader,
+                    });
+                }
+            }
+            _ => self.pos = path,
+        }
+        Ok(plain(Step::Held))
+    }
+
+    /// A byte of a header value.
+    fn value(&mut self, k: u8, value: Value, byte: u8) -> Result<Stepped, UdiffErrorKind> {
+        let tentative = self.fallback().is_some() && (k == kw::MINUS || k == kw::PLUS);
+        let next = value.step(byte)?;
+        let Some(next) = next else {
+            return Ok(self.value_end(k));
+        };
+        if !self.fits(next.min_rest()) {
+            if tentative {
+                let fallback = self.fallback().unwrap_or(Fallback::Garbage);
+                let lines = if k == kw::MINUS { 0 } else { 1 };
+                let class = match (fallback, k) {
+                    (Fallback::Garbage, _) => Class::Garbage,
+                    (Fallback::Body, kw::MINUS) => Class::Body(Remove),
+                    (Fallback::Body, _) => Class::Body(Add),
+                };
+                self.tent = Tent::None;
+                self.ctx = self.fallback_ctx(fallback);
+                self.pos = Pos::Stream(class);
+                self.line_len = 0;
+                return Ok(plain(Step::Demote {
+                    lines,
+                    fallback,
+                    class,
+                }));
+            }
+            return Err(UdiffErrorKind::LineTooLong);
+        }
+        if let (Value::Range(r), b'0'..=b'9') = (value, byte) {
+            if let Some(i) = r.number() {
+                let n = if r.digits == 0 { 0 } else { self.nums[i] };
+                self.nums[i] = n * 10 + (byte - b'0') as u64;
+            }
+        }
+        self.line_len += 1;
+        self.pos = Pos::Value { kw: k, value: next };
+        Ok(plain(Step::Held))
+    }
+
+    /// The LF of a header value line.
+    fn value_end(&mut self, k: u8) -> Stepped {
+        self.pos = Pos::Start;
+        let mut ends = 0;
+        self.ctx = match (k, self.ctx) {
+            (kw::DIFF_GIT, _) => Ctx::GitHdr { seen: 0 },
+            (kw::MINUS, _) => Ctx::AfterMinus,
+            (kw::PLUS, _) => Ctx::AfterPlus,
+            (kw::BINARY_FILES, _) => {
+                ends = END_FILE;
+                Ctx::Top
+            }
+            (kw::LITERAL | kw::DELTA, ctx) => Ctx::Base85 {
+                first: ctx == Ctx::BinHdr,
+            },
+            (kw::ATAT_DASH, _) => {
+                let [_, old, _, new] = self.nums;
+                self.ctx = if old == 0 && new == 0 {
+                    Ctx::HunkDone { bs: false }
+                } else {
+                    Ctx::Hunk {
+                        old,
+                        new,
+                        bs: false,
+                    }
+                };
+                return plain(Step::HunkHeader);
+            }
+            (kw::ATAT, _) => {
+                self.ctx = Ctx::Hunk {
+                    old: 0,
+                    new: 0,
+                    bs: false,
+                };
+                return plain(Step::HunkHeader);
+            }
+            (k, Ctx::GitHdr { seen }) => Ctx::GitHdr {
+                seen: seen | kw::bit(k),
+            },
+            (_, ctx) => ctx,
+        };
+        Stepped {
+            ends,
+            step: Step::HeaderLine { kw: k },
+        }
+    }
+
+    /// A byte of a base85 line.
+    fn base85(
+        &mut self,
+        left: u8,
+        group: u8,
+        acc: u32,
+        byte: u8,
+    ) -> Result<Stepped, UdiffErrorKind> {
+        if left == 0 {
+            if byte != b'\n' {
+                return Err(UdiffErrorKind::UnexpectedByte);
+            }
+            self.pos = Pos::Start;
+            return Ok(plain(Step::Base85Line));
+        }
+        let digit = BASE85_VALUE[byte as usize];
+        if digit == 255 {
+            return Err(UdiffErrorKind::UnexpectedByte);
+        }
+        let value = acc as u64 * 85 + digit as u64;
+        if value > u32::MAX as u64 {
+            return Err(UdiffErrorKind::UnexpectedByte);
+        }
+        let (group, acc) = if group == 4 {
+            (0, 0)
+        } else {
+            (group + 1, value as u32)
+        };
+        self.line_len += 1;
+        self.pos = Pos::Base85 {
+            left: left - 1,
+            group,
+            acc,
+        };
+        Ok(plain(Step::Held))
+    }
+
+    /// The end of the stream: what the units still open become. Returns the ends and, for a
+    /// partial line held as a keyword prefix, what that line is.
+    pub fn end_of_stream(&self) -> (u8, Option<Class>) {
+        let line = match self.pos {
+            Pos::Start => None,
+            Pos::Kw {
+                div: Div::Garbage, ..
+            } => Some(Class::Garbage),
+            _ => return (0, None),
+        };
+        let ends = match self.ctx {
+            Ctx::HunkDone { .. } => END_HUNK | END_FILE,
+            Ctx::Hunk { .. } if self.is_recount() => END_HUNK | END_FILE,
+            Ctx::GitHdr { .. } | Ctx::AfterBlock { .. } | Ctx::Hunks => END_FILE,
+            _ => 0,
+        };
+        (ends, line)
+    }
+
+    /// For a parser at the end of a tentative header: falls back, as the end of the stream
+    /// (or any other proof) requires. Returns the complete held lines and the fallback, and
+    /// what the current line's held bytes become: `Some(class)` if the current line is a
+    /// tentative `---`/`+++` line itself, `None` if its bytes must be fed again.
+    pub fn give_up_tentative(&mut self) -> Option<(u8, Fallback, Option<Class>)> {
+        let fallback = self.fallback()?;
+        let lines = self.tentative_lines()?;
+        if lines == 0 || matches!(self.pos, Pos::Value { .. }) {
+            // Inside the `---` or `+++` line itself.
+            let current_kw = if lines == 0 { kw::MINUS } else { kw::PLUS };
+            let class = match (fallback, current_kw) {
+                (Fallback::Garbage, _) => Class::Garbage,
+                (Fallback::Body, kw::MINUS) => Class::Body(Remove),
+                (Fallback::Body, _) => Class::Body(Add),
+            };
+            self.tent = Tent::None;
+            self.ctx = self.fallback_ctx(fallback);
+            self.pos = Pos::Stream(class);
+            self.line_len = 0;
+            return Some((lines, fallback, Some(class)));
+        }
+        self.abandon(fallback);
+        Some((lines, fallback, None))
+    }
+}
+
+/// A step that ends nothing.
+const fn plain(step: Step) -> Stepped {
+    Stepped { ends: 0, step }
+}

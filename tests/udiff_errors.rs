@@ -1,0 +1,257 @@
+//! Exact verdicts, offsets and kinds: miscounted hunks, overruns, misplaced `\` lines, empty
+//! context lines, CRLF, orphans, limits, non-UTF-8 content, and when hunks are confirmed.
+
+use frontier::contract::{ErrorKind, PushParser, Verdict};
+use frontier::event::Recorder;
+use frontier::harness::{check_byte_at_a_time, check_chunking, run};
+use frontier::udiff::units::LineKind;
+use frontier::udiff::{parse_all, Limits, Mode, UdiffParser};
+
+fn parser(mode: Mode) -> UdiffParser {
+    UdiffParser::new(mode, Limits::default())
+}
+
+/// `(verdict, error offset, error kind)`, after checking the contract on the input.
+fn outcome(mode: Mode, input: &[u8]) -> (&'static str, Option<(u64, &'static str)>) {
+    check_byte_at_a_time(parser(mode), input, true).unwrap();
+    check_chunking(&parser(mode), input, 1).unwrap();
+    let t = run(parser(mode), input, None);
+    let error = t
+        .outcome
+        .verdict
+        .error()
+        .map(|e| (e.offset, e.kind.as_str()));
+    (t.outcome.verdict.as_str(), error)
+}
+
+fn at(input: &[u8], needle: &[u8]) -> u64 {
+    input
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .unwrap() as u64
+}
+
+const HEAD: &[u8] = b"--- a/f\n+++ b/f\n";
+
+fn diff(body: &[u8]) -> Vec<u8> {
+    [HEAD, body].concat()
+}
+
+#[test]
+fn one_line_too_many_is_an_overrun_at_its_first_byte() {
+    let input = diff(b"@@ -1,2 +1,2 @@\n-a\n+A\n b\n+extra\n");
+    for mode in [Mode::Strict, Mode::Git] {
+        assert_eq!(
+            outcome(mode, &input),
+            ("error", Some((at(&input, b"+extra"), "hunk_overrun")))
+        );
+    }
+    // Recount mode takes the line into the hunk and reports the real counts.
+    let (files, o) = parse_all(parser(Mode::Recount), &input);
+    assert_eq!(o.verdict, Verdict::Complete);
+    assert_eq!(
+        (files[0].hunks[0].old_count, files[0].hunks[0].new_count),
+        (2, 3)
+    );
+}
+
+#[test]
+fn a_side_beyond_its_count_is_an_overrun() {
+    // Old side met (1 line), a second `-` line arrives while a `+` line is owed.
+    let input = diff(b"@@ -1 +1 @@\n-a\n-b\n+c\n");
+    assert_eq!(
+        outcome(Mode::Git, &input),
+        ("error", Some((at(&input, b"-b"), "hunk_overrun")))
+    );
+}
+
+#[test]
+fn one_line_too_few_is_an_underrun_or_a_truncation() {
+    let input = diff(b"@@ -1,3 +1,3 @@\n-a\n+A\n b\n@@ -9 +9 @@\n-x\n+y\n");
+    let second = at(&input, b"@@ -9");
+    for mode in [Mode::Strict, Mode::Git] {
+        assert_eq!(
+            outcome(mode, &input),
+            ("error", Some((second, "hunk_underrun")))
+        );
+    }
+    assert_eq!(outcome(Mode::Recount, &input), ("complete", None));
+    // Cut where the missing line would be: a truncation, not an error.
+    assert_eq!(
+        outcome(Mode::Git, &input[..second as usize]),
+        ("incomplete", None)
+    );
+}
+
+#[test]
+fn an_empty_line_after_a_hunk_is_garbage_in_git_mode_and_an_overrun_in_strict() {
+    let input = diff(b"@@ -1 +1 @@\n-a\n+b\n\ncommit 123\n");
+    assert_eq!(outcome(Mode::Git, &input), ("complete", None));
+    let blank = at(&input, b"\n\n") + 1;
+    assert_eq!(
+        outcome(Mode::Strict, &input),
+        ("error", Some((blank, "hunk_overrun")))
+    );
+}
+
+#[test]
+fn a_backslash_line_in_the_middle_is_refused() {
+    let input = diff(b"@@ -1,2 +1,2 @@\n-a\n\\ No newline at end of file\n-b\n+a\n+b\n");
+    let bs = at(&input, b"\\");
+    for mode in [Mode::Strict, Mode::Git] {
+        assert_eq!(
+            outcome(mode, &input),
+            ("error", Some((bs, "misplaced_no_newline")))
+        );
+    }
+    // After the last line of each side it is fine, and flags that line.
+    let input =
+        diff(b"@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n");
+    let (files, o) = parse_all(parser(Mode::Strict), &input);
+    assert_eq!(o.verdict, Verdict::Complete);
+    let flags: Vec<_> = files[0].hunks[0]
+        .lines
+        .iter()
+        .map(|l| l.no_newline)
+        .collect();
+    assert_eq!(flags, [true, true]);
+    // A second `\` line is not.
+    let input = diff(b"@@ -1 +1 @@\n-a\n+b\n\\ x\n\\ y\n");
+    assert_eq!(
+        outcome(Mode::Git, &input),
+        ("error", Some((at(&input, b"\\ y"), "misplaced_no_newline")))
+    );
+}
+
+#[test]
+fn empty_context_lines_count_for_both_sides() {
+    let input = diff(b"@@ -1,3 +1,3 @@\n a\n\n-b\n+c\n");
+    assert_eq!(outcome(Mode::Strict, &input), ("complete", None));
+    let (files, _) = parse_all(parser(Mode::Strict), &input);
+    let lines = &files[0].hunks[0].lines;
+    assert_eq!(lines[1].kind, LineKind::Context);
+    assert!(lines[1].content.is_empty());
+}
+
+#[test]
+fn crlf_stays_in_content_and_leaves_names() {
+    let input = b"--- a/f\r\n+++ b/f\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n";
+    assert_eq!(outcome(Mode::Strict, input), ("complete", None));
+    let (files, _) = parse_all(parser(Mode::Strict), input);
+    assert_eq!(files[0].header.old_path.as_deref(), Some(&b"a/f"[..]));
+    assert_eq!(files[0].hunks[0].lines[0].content, b"a\r");
+    assert_eq!(files[0].hunks[0].section, b"\r");
+}
+
+#[test]
+fn a_hunk_header_outside_a_file_patch_is_refused() {
+    let input = b"some text\n@@ -1 +1 @@\n-a\n+b\n";
+    let dash = at(input, b"@@ -") + 3;
+    assert_eq!(
+        outcome(Mode::Git, input),
+        ("error", Some((dash, "hunk_without_header")))
+    );
+    assert_eq!(
+        outcome(Mode::Recount, input),
+        ("error", Some((dash, "hunk_without_header")))
+    );
+    assert_eq!(
+        outcome(Mode::Strict, input),
+        ("error", Some((0, "unexpected_byte")))
+    );
+}
+
+#[test]
+fn non_utf8_content_is_ordinary() {
+    let input = diff(b"@@ -1 +1 @@\n-\xff\xfe\x00\n+\x80\n");
+    assert_eq!(outcome(Mode::Strict, &input), ("complete", None));
+}
+
+#[test]
+fn limits_are_exact() {
+    let long = vec![b'x'; 300];
+    let input = [
+        b"--- a/".as_slice(),
+        &long,
+        b"\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n",
+    ]
+    .concat();
+    let small = UdiffParser::new(Mode::Strict, Limits { max_line: 256 });
+    let t = run(small, &input, None);
+    let e = t.outcome.verdict.error().unwrap();
+    assert_eq!((e.offset, e.kind.as_str()), (255, "line_too_long"));
+    // In git mode the long `---` line cannot be a header: it is garbage, and so is `+++`.
+    let git = UdiffParser::new(Mode::Git, Limits { max_line: 256 });
+    let t = run(git, &input, None);
+    let e = t.outcome.verdict.error().unwrap();
+    assert_eq!(e.kind.as_str(), "hunk_without_header");
+    // Hunk ranges: at most 12 digits.
+    let input = diff(b"@@ -1234567890123 +1 @@\n");
+    let e = run(parser(Mode::Git), &input, None)
+        .outcome
+        .verdict
+        .error()
+        .copied()
+        .unwrap();
+    assert_eq!(
+        (e.offset, e.kind.as_str()),
+        (at(&input, b"3 +"), "number_too_large")
+    );
+}
+
+#[test]
+fn a_hunk_is_confirmed_one_byte_after_its_counts() {
+    let input = diff(b"@@ -1 +1 @@\n-a\n+b\n");
+    let mut p = parser(Mode::Strict);
+    let mut rec = Recorder::default();
+    p.push(&input, &mut |e| rec.record(&e)).unwrap();
+    assert_eq!(rec.units("hunks"), 0, "a `\\` line may still follow");
+    assert!(p.accepting());
+    // The next byte that is not `\` confirms it.
+    p.push(b"d", &mut |e| rec.record(&e)).unwrap();
+    assert_eq!(rec.units("hunks"), 1);
+    assert_eq!(rec.units("files"), 1);
+    // And the end of the stream does too.
+    let mut p = parser(Mode::Strict);
+    let mut rec = Recorder::default();
+    p.push(&input, &mut |e| rec.record(&e)).unwrap();
+    p.finish(&mut |e| rec.record(&e));
+    assert_eq!(rec.units("hunks"), 1);
+}
+
+#[test]
+fn recount_confirms_a_hunk_one_line_late() {
+    let input = diff(b"@@ -1,7 +1,9 @@\n-a\n+b\n c\n");
+    let mut p = parser(Mode::Recount);
+    let mut rec = Recorder::default();
+    p.push(&input, &mut |e| rec.record(&e)).unwrap();
+    assert_eq!(rec.units("hunks"), 0);
+    // `-- ` might be a `--- ` header: pending.
+    p.push(b"--", &mut |e| rec.record(&e)).unwrap();
+    assert_eq!(rec.units("hunks"), 0);
+    assert_eq!(p.pending(), 2);
+    p.push(b"x\n@", &mut |e| rec.record(&e)).unwrap();
+    assert_eq!(rec.units("hunks"), 1);
+    let end = rec.records.iter().find(|r| r.event == "hunk_end").unwrap();
+    assert_eq!(
+        format!("{:?}", end.fields),
+        "[(\"old_count\", U64(3)), (\"new_count\", U64(2))]"
+    );
+}
+
+#[test]
+fn the_allowed_set_follows_the_counts() {
+    let mut p = parser(Mode::Strict);
+    p.push(&diff(b"@@ -1,2 +1 @@\n"), &mut |_| {}).unwrap();
+    let both = p.allowed();
+    assert!(
+        both.contains(b' ') && both.contains(b'-') && both.contains(b'+') && both.contains(b'\n')
+    );
+    assert!(!both.contains(b'\\'), "no body line yet");
+    p.push(b" a\n", &mut |_| {}).unwrap();
+    // Only the old side is owed now; `\` may follow the last new-side line.
+    assert_eq!(p.allowed().iter().collect::<Vec<_>>(), b"-\\".to_vec());
+    p.push(b"-b\n", &mut |_| {}).unwrap();
+    // Both met: `\`, a new hunk, a new file patch (strict: no garbage).
+    assert_eq!(p.allowed().iter().collect::<Vec<_>>(), b"-@\\d".to_vec());
+}
