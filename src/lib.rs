@@ -9,11 +9,14 @@
 //! Every language implements one contract, [`contract::PushParser`]:
 //!
 //! - [`ctl`]: CTL, a line-framed tool-call language with length-prefixed raw arguments;
+//! - [`apply_patch`]: the patch language of OpenAI Codex (strict and codex modes);
 //! - [`udiff`]: unified diff (`git diff`, `diff -u`) in `strict`, `git` and `recount` modes;
 //! - [`json_baseline`]: the JSON-buffer framing CTL is measured against.
 //!
 //! [`event`] gives every language's events one printable, comparable form, and [`harness`]
 //! holds the drivers and contract checks that the CLI, the tests and the fuzz targets share.
+//! [`apply`] applies the patches the parsers confirm to a workspace: unit by unit as they are
+//! confirmed, all or nothing at the end.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

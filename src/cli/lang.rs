@@ -5,6 +5,7 @@
 
 use clap::{Args, ValueEnum};
 
+use frontier::apply_patch::{CodexParser, StrictParser};
 use frontier::contract::PushParser;
 use frontier::ctl::{CtlParser, Limits};
 use frontier::udiff::UdiffParser;
@@ -16,6 +17,9 @@ pub enum Lang {
     Ctl,
     /// Unified diff (modes: strict, git (default), recount).
     Udiff,
+    /// Codex's apply_patch language (modes: strict, the default; codex).
+    #[value(name = "apply_patch")]
+    ApplyPatch,
 }
 
 /// The flags that choose and configure a parser.
@@ -24,7 +28,8 @@ pub struct LangArgs {
     /// The language of the input.
     #[arg(long, value_enum)]
     pub lang: Lang,
-    /// A mode of that language (ctl: strict; udiff: strict, git (default), recount).
+    /// A mode of that language (ctl: strict; apply_patch: strict (default), codex; udiff:
+    /// strict, git (default), recount).
     #[arg(long)]
     pub mode: Option<String>,
     /// CTL: bytes in one header line, LF included.
@@ -54,6 +59,8 @@ pub fn dispatch<C: WithParser>(args: &LangArgs, command: C) -> Result<C::Output,
         (Lang::Udiff, None | Some("git")) => Ok(command.run(UdiffParser::git())),
         (Lang::Udiff, Some("strict")) => Ok(command.run(UdiffParser::strict())),
         (Lang::Udiff, Some("recount")) => Ok(command.run(UdiffParser::recount())),
+        (Lang::ApplyPatch, None | Some("strict")) => Ok(command.run(StrictParser::default())),
+        (Lang::ApplyPatch, Some("codex")) => Ok(command.run(CodexParser::new())),
         (lang, Some(mode)) => Err(format!(
             "unknown mode {mode:?} for --lang {}",
             lang.to_possible_value()

@@ -2,6 +2,7 @@
 //! `--mode` into a parser, so that every command works for every language through one generic
 //! function.
 
+mod apply;
 mod calls;
 mod check;
 mod events;
@@ -38,6 +39,8 @@ enum Command {
     Calls(calls::Args),
     /// Cut the same calls framed as CTL and as JSON at every offset and compare runtimes.
     Truncate(truncate::Args),
+    /// Apply an apply_patch or a unified diff under a root directory.
+    Apply(apply::Args),
 }
 
 /// Runs the CLI and returns the exit status.
@@ -55,6 +58,7 @@ pub fn main() -> i32 {
         Command::Events(args) => events::run(args),
         Command::Calls(args) => calls::run(args),
         Command::Truncate(args) => truncate::run(args),
+        Command::Apply(args) => apply::run(args),
     };
     match result {
         Ok(code) => code,

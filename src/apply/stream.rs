@@ -1,0 +1,250 @@
+//! Streaming: a parser's confirmed events, turned into units and checked against the
+//! workspace the moment each is confirmed; the commit comes at the end of the stream.
+//!
+//! [`PatchStream`] takes [`PatchEvent`]s (from either apply_patch mode): as soon as an Update's
+//! path is confirmed the file is read; each chunk is located when its `chunk_end` arrives; each
+//! Add, Delete or Move when its `file_end` arrives. [`DiffStream`] does the same for unified
+//! diffs with hunks. So a runtime learns that a patch cannot apply while the model is still
+//! writing it, from [`PatchStream::failure`] / [`DiffStream::failure`] after any push.
+//! [`apply_patch_stream`] and [`apply_diff_stream`] drive a parser over bytes.
+
+use super::error::{ApplyError, ErrorKind};
+use super::patch::{Failure, PatchSession, Policy};
+use super::transaction::Change;
+use super::udiff::{DiffOptions, DiffSession};
+use super::workspace::Workspace;
+use crate::apply_patch::units::FileOperation;
+use crate::apply_patch::{OperationAssembler, PatchEvent};
+use crate::contract::{PushParser, Verdict};
+use crate::udiff::{Assembled, PatchAssembler, UdiffEvent};
+
+/// apply_patch events in, checked operations out.
+#[derive(Debug)]
+pub struct PatchStream {
+    assembler: OperationAssembler,
+    session: PatchSession,
+    /// Chunks of the Update in progress already given to the session (`None`: not begun).
+    streamed: Option<usize>,
+    units: usize,
+}
+
+impl PatchStream {
+    /// A stream applying to `ws` under `policy`.
+    pub fn new(ws: Workspace, policy: Policy) -> PatchStream {
+        PatchStream {
+            assembler: OperationAssembler::default(),
+            session: PatchSession::new(ws, policy),
+            streamed: None,
+            units: 0,
+        }
+    }
+
+    /// The first failure, if any unit so far could not be applied.
+    pub fn failure(&self) -> Option<&ApplyError> {
+        self.session.failure()
+    }
+
+    /// How many units (chunks and file operations) have been checked.
+    pub fn units_checked(&self) -> usize {
+        self.units
+    }
+
+    /// Takes one confirmed event. Errors after the first are the first again.
+    pub fn on_event(&mut self, event: &PatchEvent<'_>) -> Result<(), ApplyError> {
+        if let Some(e) = self.session.failure() {
+            return Err(e.clone());
+        }
+        if let Some(op) = self.assembler.on_event(event) {
+            self.streamed = None;
+            self.units += 1;
+            return self.session.operation(&op);
+        }
+        if let Some(FileOperation::Update { path, chunks, .. }) = self.assembler.in_progress() {
+            // The path is stored when its line ends, and a path is never empty.
+            if path.is_empty() {
+                return Ok(());
+            }
+            let done = match self.streamed {
+                Some(done) => done,
+                None => {
+                    self.session.begin_update(path)?;
+                    0
+                }
+            };
+            self.streamed = Some(done);
+            for chunk in &chunks[done..] {
+                self.units += 1;
+                self.session.chunk(chunk)?;
+                self.streamed = Some(self.streamed.unwrap_or(0) + 1);
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the stream: commits if the patch was complete, writes nothing otherwise.
+    pub fn finish<K: crate::contract::ErrorKind>(
+        self,
+        verdict: &Verdict<K>,
+    ) -> Result<Vec<Change>, Failure> {
+        match verdict {
+            Verdict::Complete => self.session.commit(),
+            other => Err(Failure {
+                error: Box::new(incomplete(other)),
+                written: Vec::new(),
+            }),
+        }
+    }
+}
+
+fn incomplete<K: crate::contract::ErrorKind>(verdict: &Verdict<K>) -> ApplyError {
+    let detail = match verdict.error() {
+        Some(e) => format!("the patch does not parse: {e}"),
+        None => "the patch was cut off".to_owned(),
+    };
+    ApplyError::new(ErrorKind::Parse, "parse", "", detail)
+}
+
+/// Runs `parser` over `input` in pieces of `chunk` bytes (all at once for 0), checking each
+/// unit as it is confirmed, and commits at the end. `on_failure` is called once, the moment a
+/// unit fails, with the number of bytes pushed so far.
+pub fn apply_patch_stream<P>(
+    mut parser: P,
+    input: &[u8],
+    chunk: usize,
+    ws: Workspace,
+    policy: Policy,
+    mut on_failure: impl FnMut(&ApplyError, u64),
+) -> Result<Vec<Change>, Failure>
+where
+    P: for<'e> PushParser<Event<'e> = PatchEvent<'e>>,
+{
+    let mut stream = PatchStream::new(ws, policy);
+    let mut reported = false;
+    let size = if chunk == 0 {
+        input.len().max(1)
+    } else {
+        chunk
+    };
+    for piece in input.chunks(size) {
+        let _ = parser.push(piece, &mut |e| {
+            let _ = stream.on_event(&e);
+        });
+        if let (Some(e), false) = (stream.failure(), reported) {
+            reported = true;
+            on_failure(e, parser.consumed());
+        }
+        if parser.error().is_some() {
+            break;
+        }
+    }
+    let outcome = parser.finish(&mut |e| {
+        let _ = stream.on_event(&e);
+    });
+    if let (Some(e), false) = (stream.failure(), reported) {
+        on_failure(e, outcome.consumed);
+    }
+    stream.finish(&outcome.verdict)
+}
+
+/// Unified-diff events in, checked file patches out: each header opens its file, each hunk is
+/// applied to the file's image when its `hunk_end` arrives, each file patch is completed at its
+/// `file_end`.
+#[derive(Debug)]
+pub struct DiffStream {
+    assembler: PatchAssembler,
+    session: DiffSession,
+    units: usize,
+}
+
+impl DiffStream {
+    /// A stream applying to `ws`.
+    pub fn new(ws: Workspace, options: DiffOptions) -> DiffStream {
+        DiffStream {
+            assembler: PatchAssembler::default(),
+            session: DiffSession::new(ws, options),
+            units: 0,
+        }
+    }
+
+    /// The first failure, if any.
+    pub fn failure(&self) -> Option<&ApplyError> {
+        self.session.failure()
+    }
+
+    /// How many units (hunks and file patches) have been checked.
+    pub fn units_checked(&self) -> usize {
+        self.units
+    }
+
+    /// Takes one confirmed event. Errors after the first are the first again.
+    pub fn on_event(&mut self, event: &UdiffEvent<'_>) -> Result<(), ApplyError> {
+        if let Some(e) = self.session.failure() {
+            return Err(e.clone());
+        }
+        match self.assembler.on_event(event) {
+            Some(Assembled::Header(h)) => self.session.begin_file(h),
+            Some(Assembled::Hunk(h)) => {
+                self.units += 1;
+                self.session.hunk(h)
+            }
+            Some(Assembled::File(f)) => {
+                self.units += 1;
+                self.session.file_patch(&f)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Ends the stream: commits if the diff was complete, writes nothing otherwise.
+    pub fn finish<K: crate::contract::ErrorKind>(
+        self,
+        verdict: &Verdict<K>,
+    ) -> Result<Vec<Change>, ApplyError> {
+        match verdict {
+            Verdict::Complete => self.session.commit(),
+            other => Err(incomplete(other)),
+        }
+    }
+}
+
+/// Runs a unified-diff `parser` over `input` in pieces of `chunk` bytes (all at once for 0),
+/// checking each hunk and file patch as it is confirmed, and commits at the end (all or
+/// nothing). `on_failure` is called once, the moment a unit fails, with the bytes pushed so far.
+pub fn apply_diff_stream<P>(
+    mut parser: P,
+    input: &[u8],
+    chunk: usize,
+    ws: Workspace,
+    options: DiffOptions,
+    mut on_failure: impl FnMut(&ApplyError, u64),
+) -> Result<Vec<Change>, ApplyError>
+where
+    P: for<'e> PushParser<Event<'e> = UdiffEvent<'e>>,
+{
+    let mut stream = DiffStream::new(ws, options);
+    let mut reported = false;
+    let size = if chunk == 0 {
+        input.len().max(1)
+    } else {
+        chunk
+    };
+    for piece in input.chunks(size) {
+        let _ = parser.push(piece, &mut |e| {
+            let _ = stream.on_event(&e);
+        });
+        if let (Some(e), false) = (stream.failure(), reported) {
+            reported = true;
+            on_failure(e, parser.consumed());
+        }
+        if parser.error().is_some() {
+            break;
+        }
+    }
+    let outcome = parser.finish(&mut |e| {
+        let _ = stream.on_event(&e);
+    });
+    if let (Some(e), false) = (stream.failure(), reported) {
+        on_failure(e, outcome.consumed);
+    }
+    stream.finish(&outcome.verdict)
+}

@@ -1,0 +1,509 @@
+//! The strict recogniser: exactly the language of Codex's Lark grammar, byte for byte, as
+//! llguidance enforces it.
+//!
+//! ```text
+//!              "*** Begin Patch\n"          "*** Add File: " path LF        "+" text LF
+//!   Line(Start) ──────────────▶ Line(Begin) ───────────▶ Line(AddHeader) ────────▶ Line(InAdd) ⟲
+//!                                  │ "*** Delete File: " path LF ──▶ Line(AfterDelete)
+//!                                  │ "*** Update File: " path LF ──▶ Line(UpdateHeader)
+//!                                  │        "*** Move to: " path LF ──▶ Line(AfterMove)
+//!                                  │        "@@" [" " ctx] LF | ("+"|"-"|" ") text LF ──▶ Line(InChange) ⟲
+//!                                  │        "*** End of File\n" (after a change) ──▶ Line(AfterEof)
+//!   any line start that may end the hunk list:  "*** End Patch" ──▶ EndPatch ─LF─▶ Done
+//! ```
+//!
+//! A line start is a [`Ctx`]: it fixes the first bytes allowed and the `*** ` markers that are
+//! candidates. Marker bytes narrow a [`Markers`] set; content (paths, `@@` context, line text)
+//! is strict UTF-8 without LF, decoded by [`Utf8`]. The whole state is a few bytes, `Copy`,
+//! and `allowed()` is a match plus at most eight single-byte unions.
+
+use crate::byteset::ByteSet;
+use crate::contract::ParseError;
+
+use super::keywords::{Marker, Markers};
+use super::utf8::{Decoded, Utf8, CHAR_START, CHAR_START_LF};
+use super::{LineOp, Op, PatchErrorKind};
+
+/// What kind of line starts here: the context a line start is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ctx {
+    /// Before `*** Begin Patch`.
+    Start,
+    /// After `*** Begin Patch`: a hunk header (or, with the option, `*** Environment ID:`).
+    Begin,
+    /// After `*** Environment ID:`: a hunk header.
+    AfterEnv,
+    /// After `*** Add File:`: at least one `+` line.
+    AddHeader,
+    /// After a `+` line of an Add: more, a header, or the end.
+    InAdd,
+    /// After `*** Delete File:`: a header or the end.
+    AfterDelete,
+    /// After `*** Update File:`: a move, a change, a header or the end.
+    UpdateHeader,
+    /// After `*** Move to:`: a change, a header or the end.
+    AfterMove,
+    /// After a change line or `@@` line: more, `*** End of File`, a header or the end.
+    InChange,
+    /// After `*** End of File`: a header or the end.
+    AfterEof,
+}
+
+const HEADERS: Markers = Markers::of(&[Marker::Add, Marker::Delete, Marker::Update]);
+const HEADERS_END: Markers = HEADERS.with(Markers::of(&[Marker::End]));
+const CHANGE_START: ByteSet = ByteSet::of(b"+- @");
+
+impl Ctx {
+    /// The markers a `*` at this line start may begin.
+    const fn markers(self, env: bool) -> Markers {
+        match self {
+            Ctx::Start => Markers::of(&[Marker::Begin]),
+            Ctx::Begin if env => HEADERS.with(Markers::of(&[Marker::Environment])),
+            Ctx::Begin | Ctx::AfterEnv => HEADERS,
+            Ctx::AddHeader => Markers(0),
+            Ctx::InAdd | Ctx::AfterDelete | Ctx::AfterMove | Ctx::AfterEof => HEADERS_END,
+            Ctx::UpdateHeader => HEADERS_END.with(Markers::of(&[Marker::Move])),
+            Ctx::InChange => HEADERS_END.with(Markers::of(&[Marker::EndOfFile])),
+        }
+    }
+
+    /// The bytes other than `*` that may start a line here.
+    const fn line_starts(self) -> ByteSet {
+        match self {
+            Ctx::AddHeader | Ctx::InAdd => ByteSet::single(b'+'),
+            Ctx::UpdateHeader | Ctx::AfterMove | Ctx::InChange => CHANGE_START,
+            _ => ByteSet::EMPTY,
+        }
+    }
+
+    /// The bytes that may start a line here.
+    #[inline]
+    const fn first_bytes(self) -> ByteSet {
+        match self {
+            Ctx::Start | Ctx::Begin | Ctx::AfterEnv | Ctx::AfterDelete | Ctx::AfterEof => {
+                ByteSet::single(b'*')
+            }
+            Ctx::AddHeader => ByteSet::single(b'+'),
+            Ctx::InAdd => ByteSet::of(b"+*"),
+            Ctx::UpdateHeader | Ctx::AfterMove | Ctx::InChange => CHANGE_START.with(b'*'),
+        }
+    }
+
+    fn refusal(self) -> PatchErrorKind {
+        match self {
+            Ctx::Start => PatchErrorKind::ExpectedBeginPatch,
+            Ctx::AddHeader | Ctx::InAdd => PatchErrorKind::ExpectedAddLine,
+            Ctx::UpdateHeader | Ctx::AfterMove | Ctx::InChange => {
+                PatchErrorKind::ExpectedChangeLine
+            }
+            Ctx::Begin | Ctx::AfterEnv | Ctx::AfterDelete | Ctx::AfterEof => {
+                PatchErrorKind::ExpectedHunkHeader
+            }
+        }
+    }
+}
+
+/// What a run of content belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextKind {
+    /// The path of a header (`/(.+)/`), or the id of `*** Environment ID:`.
+    Path(PathOf),
+    /// The text after `@@ ` (`/(.+)/`).
+    Context,
+    /// The text of a `+` line of an Add or a change line (`/(.*)/`).
+    Line,
+}
+
+/// Which header a path belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathOf {
+    /// A file operation's header.
+    File(Op),
+    /// `*** Move to:`.
+    Move,
+    /// `*** Environment ID:`.
+    Environment,
+}
+
+impl TextKind {
+    const fn may_be_empty(self) -> bool {
+        matches!(self, TextKind::Line)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Line(Ctx),
+    Marker {
+        cands: Markers,
+        matched: u8,
+    },
+    /// `@` (1) or `@@` (2) at the start of a line.
+    At(u8),
+    Text {
+        kind: TextKind,
+        nonempty: bool,
+        utf8: Utf8,
+        add: bool,
+    },
+    /// `*** End Patch` seen: an optional LF, then nothing.
+    EndPatch,
+    /// The LF after `*** End Patch`.
+    Done,
+}
+
+/// What one byte meant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A byte of a marker that is not finished yet (pending).
+    Pending,
+    /// `*** Begin Patch` LF.
+    BeginPatch,
+    /// A header marker is complete; its path follows.
+    Header(PathOf),
+    /// `@@ `: a chunk with a context text starts.
+    ContextHeader,
+    /// `@@` LF: a chunk with a bare `@@` starts.
+    BareHeader,
+    /// The first byte of a `+`, `-` or ` ` line.
+    LineStart(LineOp),
+    /// A content byte; `char_end` when it completes a character.
+    Content {
+        /// Whether the byte completes a character.
+        char_end: bool,
+    },
+    /// The LF that ends a path, a context or a line.
+    TextEnd(TextKind),
+    /// `*** End of File` LF.
+    EndOfFile,
+    /// `*** End Patch`.
+    EndPatch,
+    /// The optional LF after `*** End Patch`.
+    FinalNewline,
+}
+
+/// The options of strict mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct StrictOptions {
+    /// Accept the multi-environment variant: one `*** Environment ID: <id>` line directly
+    /// after `*** Begin Patch` (`grammars/apply_patch_env.lark`).
+    pub environment: bool,
+}
+
+/// The strict recogniser: a few bytes of state, `Copy`, exact `allowed()` in constant time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrictMachine {
+    state: State,
+    options: StrictOptions,
+    consumed: u64,
+    error: Option<ParseError<PatchErrorKind>>,
+}
+
+impl Default for StrictMachine {
+    fn default() -> Self {
+        StrictMachine::new(StrictOptions::default())
+    }
+}
+
+impl StrictMachine {
+    /// A machine at the start of a stream.
+    pub const fn new(options: StrictOptions) -> StrictMachine {
+        StrictMachine {
+            state: State::Line(Ctx::Start),
+            options,
+            consumed: 0,
+            error: None,
+        }
+    }
+
+    /// The options.
+    pub fn options(&self) -> StrictOptions {
+        self.options
+    }
+
+    /// Bytes accepted so far.
+    pub fn consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// The sticky error, if any.
+    pub fn error(&self) -> Option<ParseError<PatchErrorKind>> {
+        self.error
+    }
+
+    /// Whether the input so far is a whole patch.
+    pub fn accepting(&self) -> bool {
+        self.error.is_none() && matches!(self.state, State::EndPatch | State::Done)
+    }
+
+    /// Bytes consumed whose meaning is not settled yet: the bytes of an unfinished marker or
+    /// `@@`, or of an unfinished UTF-8 character.
+    pub fn pending(&self) -> u64 {
+        match self.state {
+            State::Marker { matched, .. } => matched as u64,
+            State::At(n) => n as u64,
+            State::Text { utf8, .. } => utf8.partial_len() as u64,
+            _ => 0,
+        }
+    }
+
+    /// The content kind being read, if the machine is inside a path, context or line.
+    pub fn text_kind(&self) -> Option<TextKind> {
+        match self.state {
+            State::Text { kind, .. } => Some(kind),
+            _ => None,
+        }
+    }
+
+    /// The bytes that may come next. Empty after an error.
+    #[inline]
+    pub fn allowed(&self) -> ByteSet {
+        // The common cases inline: between characters of content, inside a marker.
+        if self.error.is_none() {
+            match self.state {
+                State::Text {
+                    kind,
+                    nonempty,
+                    utf8,
+                    ..
+                } if utf8.at_boundary() => {
+                    return if nonempty || kind.may_be_empty() {
+                        CHAR_START_LF
+                    } else {
+                        CHAR_START
+                    };
+                }
+                State::Marker { cands, matched } => {
+                    if let Some(&b) = cands.single().and_then(|t| t.get(matched as usize)) {
+                        return ByteSet::single(b);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.allowed_slow()
+    }
+
+    fn allowed_slow(&self) -> ByteSet {
+        if self.error.is_some() {
+            return ByteSet::EMPTY;
+        }
+        match self.state {
+            State::Line(ctx) => ctx.first_bytes(),
+            State::Marker { cands, matched, .. } => cands.next_bytes(matched),
+            State::At(1) => ByteSet::single(b'@'),
+            State::At(_) => ByteSet::of(b" \n"),
+            State::Text {
+                kind,
+                nonempty,
+                utf8,
+                ..
+            } => {
+                if !utf8.at_boundary() {
+                    utf8.continuation()
+                } else if nonempty || kind.may_be_empty() {
+                    CHAR_START_LF
+                } else {
+                    CHAR_START
+                }
+            }
+            State::EndPatch => ByteSet::single(b'\n'),
+            State::Done => ByteSet::EMPTY,
+        }
+    }
+
+    /// Consumes the longest run of whole content characters at the start of `bytes` (stopping
+    /// before an LF, an invalid byte or a character cut by the end of `bytes`). Returns how
+    /// many bytes it took; 0 outside content or inside a character.
+    #[inline]
+    pub fn skip_content(&mut self, bytes: &[u8]) -> usize {
+        let State::Text { nonempty, utf8, .. } = &mut self.state else {
+            return 0;
+        };
+        if !utf8.at_boundary() || self.error.is_some() {
+            return 0;
+        }
+        let taken = super::utf8::content_run(bytes);
+        if taken > 0 {
+            *nonempty = true;
+            self.consumed += taken as u64;
+        }
+        taken
+    }
+
+    /// Takes `byte` if it is an ASCII character of content (the common case, inline) and
+    /// returns the content's kind; otherwise does nothing and returns `None`.
+    #[inline]
+    pub fn content_byte(&mut self, byte: u8) -> Option<TextKind> {
+        if let State::Text {
+            kind,
+            nonempty,
+            utf8,
+            ..
+        } = &mut self.state
+        {
+            if byte < 0x80 && byte != b'\n' && utf8.at_boundary() && self.error.is_none() {
+                *nonempty = true;
+                self.consumed += 1;
+                return Some(*kind);
+            }
+        }
+        None
+    }
+
+    /// Takes one byte. On a refusal the machine enters its sticky error state.
+    #[inline]
+    pub fn step(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
+        // The common cases first: an ASCII character of content, the next byte of a marker.
+        if self.error.is_none() {
+            match &mut self.state {
+                State::Text { nonempty, utf8, .. }
+                    if byte < 0x80 && byte != b'\n' && utf8.at_boundary() =>
+                {
+                    *nonempty = true;
+                    self.consumed += 1;
+                    return Ok(Step::Content { char_end: true });
+                }
+                State::Marker { cands, matched } => {
+                    if let Some(text) = cands.single() {
+                        let at = *matched as usize;
+                        if at + 1 < text.len() && text[at] == byte {
+                            *matched += 1;
+                            self.consumed += 1;
+                            return Ok(Step::Pending);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.step_slow(byte)
+    }
+
+    fn step_slow(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        match self.transition(byte) {
+            Ok((state, step)) => {
+                self.state = state;
+                self.consumed += 1;
+                Ok(step)
+            }
+            Err(kind) => {
+                let error = ParseError {
+                    offset: self.consumed,
+                    byte,
+                    kind,
+                };
+                self.error = Some(error);
+                Err(error)
+            }
+        }
+    }
+
+    fn transition(&self, byte: u8) -> Result<(State, Step), PatchErrorKind> {
+        use PatchErrorKind as E;
+        Ok(match self.state {
+            State::Line(ctx) => match byte {
+                b'*' if !ctx.markers(self.options.environment).is_empty() => (
+                    State::Marker {
+                        cands: ctx.markers(self.options.environment),
+                        matched: 1,
+                    },
+                    Step::Pending,
+                ),
+                b'+' if ctx.line_starts().contains(b'+') => {
+                    let add = matches!(ctx, Ctx::AddHeader | Ctx::InAdd);
+                    (text(TextKind::Line, add), Step::LineStart(LineOp::Add))
+                }
+                b'-' if ctx.line_starts().contains(b'-') => {
+                    (text(TextKind::Line, false), Step::LineStart(LineOp::Remove))
+                }
+                b' ' if ctx.line_starts().contains(b' ') => (
+                    text(TextKind::Line, false),
+                    Step::LineStart(LineOp::Context),
+                ),
+                b'@' if ctx.line_starts().contains(b'@') => (State::At(1), Step::Pending),
+                _ => return Err(ctx.refusal()),
+            },
+            State::Marker { cands, matched } => {
+                let cands = cands.advance(matched, byte);
+                if cands.is_empty() {
+                    return Err(E::BadMarker);
+                }
+                let matched = matched + 1;
+                match cands.complete(matched) {
+                    None => (State::Marker { cands, matched }, Step::Pending),
+                    Some(Marker::Begin) => (State::Line(Ctx::Begin), Step::BeginPatch),
+                    Some(Marker::Add) => header(PathOf::File(Op::Add)),
+                    Some(Marker::Delete) => header(PathOf::File(Op::Delete)),
+                    Some(Marker::Update) => header(PathOf::File(Op::Update)),
+                    Some(Marker::Move) => header(PathOf::Move),
+                    Some(Marker::Environment) => header(PathOf::Environment),
+                    Some(Marker::EndOfFile) => (State::Line(Ctx::AfterEof), Step::EndOfFile),
+                    Some(Marker::End) => (State::EndPatch, Step::EndPatch),
+                }
+            }
+            State::At(1) if byte == b'@' => (State::At(2), Step::Pending),
+            State::At(2) if byte == b' ' => (text(TextKind::Context, false), Step::ContextHeader),
+            State::At(2) if byte == b'\n' => (State::Line(Ctx::InChange), Step::BareHeader),
+            State::At(_) => return Err(E::BadContextMarker),
+            State::Text {
+                kind,
+                nonempty,
+                mut utf8,
+                add,
+            } => {
+                if byte == b'\n' && utf8.at_boundary() {
+                    if !nonempty && !kind.may_be_empty() {
+                        return Err(match kind {
+                            TextKind::Context => E::EmptyContext,
+                            _ => E::EmptyPath,
+                        });
+                    }
+                    let next = match kind {
+                        TextKind::Path(PathOf::File(Op::Add)) => Ctx::AddHeader,
+                        TextKind::Path(PathOf::File(Op::Delete)) => Ctx::AfterDelete,
+                        TextKind::Path(PathOf::File(Op::Update)) => Ctx::UpdateHeader,
+                        TextKind::Path(PathOf::Move) => Ctx::AfterMove,
+                        TextKind::Path(PathOf::Environment) => Ctx::AfterEnv,
+                        TextKind::Context => Ctx::InChange,
+                        TextKind::Line if add => Ctx::InAdd,
+                        TextKind::Line => Ctx::InChange,
+                    };
+                    return Ok((State::Line(next), Step::TextEnd(kind)));
+                }
+                let char_end = match utf8.step(byte) {
+                    Decoded::Char(_) => true,
+                    Decoded::Partial => false,
+                    Decoded::Invalid => return Err(E::InvalidUtf8),
+                };
+                (
+                    State::Text {
+                        kind,
+                        nonempty: true,
+                        utf8,
+                        add,
+                    },
+                    Step::Content { char_end },
+                )
+            }
+            State::EndPatch if byte == b'\n' => (State::Done, Step::FinalNewline),
+            State::EndPatch | State::Done => return Err(E::TrailingData),
+        })
+    }
+}
+
+const fn text(kind: TextKind, add: bool) -> State {
+    State::Text {
+        kind,
+        nonempty: false,
+        utf8: Utf8::new(),
+        add,
+    }
+}
+
+const fn header(of: PathOf) -> (State, Step) {
+    (text(TextKind::Path(of), false), Step::Header(of))
+}

@@ -1,0 +1,207 @@
+//! `frontier apply`: applies an apply_patch or a unified diff under a root directory, checking
+//! each unit as the parser confirms it and committing at the end; prints what changed.
+//!
+//! Output: one line per changed path, `A path`, `M path` or `D path`, on standard output; the
+//! reason for a failure on standard error (with the operation, the path, the lines that could
+//! not be placed and, for an ambiguous chunk, the candidate line numbers). Exit status 0 on
+//! success, 1 on failure, 2 when the command could not run.
+
+use std::io::{self, Write};
+
+use clap::ValueEnum;
+
+use frontier::apply::{Change, DiffOptions, Policy, Workspace};
+use frontier::contract::PushParser;
+use frontier::udiff::{UdiffEvent, UdiffParser};
+
+use super::input;
+
+/// The languages `apply` takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ApplyLang {
+    /// Codex's apply_patch language.
+    #[value(name = "apply_patch")]
+    ApplyPatch,
+    /// Unified diff (`git diff`, `diff -u`).
+    Udiff,
+}
+
+/// `--policy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PolicyArg {
+    /// All or nothing; ambiguity refused; line endings kept.
+    Safe,
+    /// Codex's own behaviour.
+    Codex,
+}
+
+/// Flags of `apply`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The language of the patch.
+    #[arg(long, value_enum)]
+    lang: ApplyLang,
+    /// The parser's mode (apply_patch: strict, or codex (the default with --policy codex);
+    /// udiff: strict, git (default) or recount).
+    #[arg(long)]
+    mode: Option<String>,
+    /// apply_patch: how to apply.
+    #[arg(long, value_enum, default_value = "safe")]
+    policy: PolicyArg,
+    /// The workspace root.
+    #[arg(long, default_value = ".")]
+    root: String,
+    /// udiff: leading path components to strip from names.
+    #[arg(short = 'p', default_value_t = 1)]
+    strip: usize,
+    /// udiff: outer context lines a hunk may lose to match (as GNU patch's fuzz).
+    #[arg(long, default_value_t = 0)]
+    fuzz: usize,
+    /// Feed the parser N bytes at a time (default: as read, 64 KiB).
+    #[arg(long)]
+    chunk: Option<usize>,
+    /// The patch; `-` is standard input.
+    file: String,
+}
+
+/// Runs `apply`.
+pub fn run(args: Args) -> Result<i32, String> {
+    let ws =
+        Workspace::new(&args.root).map_err(|e| format!("cannot open root {}: {e}", args.root))?;
+    let policy = match args.policy {
+        PolicyArg::Safe => Policy::Safe,
+        PolicyArg::Codex => Policy::Codex,
+    };
+    let mode = args.mode.as_deref();
+    match (args.lang, mode) {
+        (ApplyLang::ApplyPatch, None | Some("strict")) => run_patch(
+            frontier::apply_patch::StrictParser::default(),
+            &args,
+            ws,
+            policy,
+        ),
+        (ApplyLang::Udiff, None | Some("git")) => run_diff(UdiffParser::git(), &args, ws),
+        (ApplyLang::Udiff, Some("strict")) => run_diff(UdiffParser::strict(), &args, ws),
+        (ApplyLang::Udiff, Some("recount")) => run_diff(UdiffParser::recount(), &args, ws),
+        (_, Some(mode)) => Err(format!("unknown mode {mode:?} for apply")),
+    }
+}
+
+fn run_patch<P>(mut parser: P, args: &Args, ws: Workspace, policy: Policy) -> Result<i32, String>
+where
+    P: for<'e> PushParser<Event<'e> = frontier::apply_patch::PatchEvent<'e>>,
+{
+    let mut stream = frontier::apply::PatchStream::new(ws, policy);
+    let mut reported = false;
+    as_it_arrives(&args.file, args.chunk, |piece| {
+        let _ = parser.push(piece, &mut |e| {
+            let _ = stream.on_event(&e);
+        });
+        if let (Some(e), false) = (stream.failure(), reported) {
+            // Said the moment it is known, while the rest of the patch may still be arriving.
+            reported = true;
+            eprintln!(
+                "frontier: cannot apply (known after {} bytes): {e}",
+                parser.consumed()
+            );
+        }
+        parser.error().is_none()
+    })
+    .map_err(|e| format!("cannot read {}: {e}", args.file))?;
+    let outcome = parser.finish(&mut |e| {
+        let _ = stream.on_event(&e);
+    });
+    let result = stream.finish(&outcome.verdict);
+    match result {
+        Ok(changes) => {
+            print_changes(&changes);
+            Ok(0)
+        }
+        Err(failure) => {
+            print_changes(&failure.written);
+            if !reported || failure.error.kind == frontier::apply::ErrorKind::Parse {
+                eprintln!("frontier: {}", failure.error);
+            }
+            if policy == Policy::Safe {
+                eprintln!("frontier: nothing was changed");
+            }
+            Ok(1)
+        }
+    }
+}
+
+fn run_diff<P>(mut parser: P, args: &Args, ws: Workspace) -> Result<i32, String>
+where
+    P: for<'e> PushParser<Event<'e> = UdiffEvent<'e>>,
+{
+    let options = DiffOptions {
+        strip: args.strip,
+        fuzz: args.fuzz,
+    };
+    let mut stream = frontier::apply::DiffStream::new(ws, options);
+    let mut reported = false;
+    as_it_arrives(&args.file, args.chunk, |piece| {
+        let _ = parser.push(piece, &mut |e| {
+            let _ = stream.on_event(&e);
+        });
+        if let (Some(e), false) = (stream.failure(), reported) {
+            reported = true;
+            eprintln!(
+                "frontier: cannot apply (known after {} bytes): {e}",
+                parser.consumed()
+            );
+        }
+        parser.error().is_none()
+    })
+    .map_err(|e| format!("cannot read {}: {e}", args.file))?;
+    let outcome = parser.finish(&mut |e| {
+        let _ = stream.on_event(&e);
+    });
+    match stream.finish(&outcome.verdict) {
+        Ok(changes) => {
+            print_changes(&changes);
+            Ok(0)
+        }
+        Err(error) => {
+            if !reported || error.kind == frontier::apply::ErrorKind::Parse {
+                eprintln!("frontier: {error}");
+            }
+            eprintln!("frontier: nothing was changed");
+            Ok(1)
+        }
+    }
+}
+
+/// Calls `each` with the input as it arrives: whatever one read returns (a pipe from a model
+/// delivers a few bytes at a time, and a failure should be known as soon as they confirm a
+/// unit), cut into pieces of at most `chunk` bytes when asked. `each` returns `false` to stop.
+fn as_it_arrives(
+    path: &str,
+    chunk: Option<usize>,
+    mut each: impl FnMut(&[u8]) -> bool,
+) -> io::Result<()> {
+    use std::io::Read;
+    let mut reader = input::open(path)?;
+    let mut block = vec![0u8; input::DEFAULT_BLOCK];
+    let piece = chunk.unwrap_or(usize::MAX).max(1);
+    loop {
+        let n = match reader.read(&mut block) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        for p in block[..n].chunks(piece) {
+            if !each(p) {
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn print_changes(changes: &[Change]) {
+    let mut out = io::stdout().lock();
+    for c in changes {
+        let _ = writeln!(out, "{} {}", c.kind.letter(), c.path);
+    }
+}

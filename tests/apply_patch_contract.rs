@@ -1,0 +1,272 @@
+//! The confirmation contract for both apply_patch modes on every corpus file and every Codex
+//! conformance patch: every prefix, every 2-way split, byte-at-a-time feeding with all 256
+//! next bytes tried, pending within `K`; plus snapshots of the event streams, the units, the
+//! error kinds and offsets of the invalid files, and the assembler.
+
+use frontier::apply_patch::units::{ChangeLine, Chunk, FileOperation};
+use frontier::apply_patch::{CodexParser, OperationAssembler, StrictOptions, StrictParser};
+use frontier::contract::{PushParser, Verdict};
+use frontier::harness;
+
+fn corpus() -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir("corpora/apply_patch")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "patch"))
+        .map(|p| {
+            (
+                p.file_stem().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn conformance() -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("../shared/conformance/codex-apply-patch").unwrap() {
+        let dir = entry.unwrap().path();
+        if let Ok(bytes) = std::fs::read(dir.join("patch.txt")) {
+            out.push((
+                dir.file_name().unwrap().to_string_lossy().into_owned(),
+                bytes,
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn check_contract<P: PushParser>(parser: &P, name: &str, bytes: &[u8]) {
+    // O(n^2) checks: every split and prefix for small files, a stride for the long one.
+    let stride = (bytes.len() / 400).max(1);
+    harness::check_chunking(parser, bytes, stride).unwrap_or_else(|e| panic!("{name}: {e}"));
+    harness::check_prefixes(parser, bytes, stride).unwrap_or_else(|e| panic!("{name}: {e}"));
+    harness::check_byte_at_a_time(parser.clone(), bytes, true)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    for chunk in [1, 2, 3, 7, 64] {
+        let t = harness::run(parser.clone(), bytes, Some(chunk));
+        assert_eq!(
+            t,
+            harness::run(parser.clone(), bytes, None),
+            "{name}: chunk {chunk}"
+        );
+    }
+}
+
+#[test]
+fn strict_contract_on_corpus_and_conformance() {
+    for (name, bytes) in corpus().iter().chain(&conformance()) {
+        check_contract(&StrictParser::default(), name, bytes);
+    }
+}
+
+#[test]
+fn codex_contract_on_corpus_and_conformance() {
+    for (name, bytes) in corpus().iter().chain(&conformance()) {
+        check_contract(&CodexParser::new(), name, bytes);
+    }
+}
+
+#[test]
+fn strict_pending_stays_small_on_long_lines() {
+    let mut patch = b"*** Begin Patch\n*** Add File: big.txt\n+".to_vec();
+    patch.extend(std::iter::repeat_n("ü".as_bytes(), 200_000).flatten());
+    patch.extend_from_slice(b"\n*** End Patch\n");
+    let mut parser = StrictParser::default();
+    let mut max_pending = 0;
+    for piece in patch.chunks(4093) {
+        parser.push(piece, &mut |_| {}).unwrap();
+        max_pending = max_pending.max(parser.pending());
+    }
+    assert!(
+        max_pending <= 1,
+        "a cut character is all that waits: {max_pending}"
+    );
+    assert_eq!(parser.pending_bound(), 19);
+    assert_eq!(parser.finish(&mut |_| {}).verdict, Verdict::Complete);
+}
+
+fn snapshot<P: PushParser>(parser: P, bytes: &[u8]) -> serde_json::Value {
+    let t = harness::run(parser, bytes, None);
+    let error = t.outcome.verdict.error().map(|e| {
+        serde_json::json!({"offset": e.offset, "byte": e.byte, "kind": frontier::ErrorKind::as_str(e.kind)})
+    });
+    serde_json::json!({
+        "verdict": t.outcome.verdict.as_str(),
+        "consumed": t.outcome.consumed,
+        "confirmed": t.outcome.confirmed,
+        "error": error,
+        "events": t.records,
+    })
+}
+
+#[test]
+fn event_snapshots() {
+    for (name, bytes) in corpus() {
+        if name == "long_lines" {
+            continue;
+        }
+        insta::assert_json_snapshot!(
+            format!("apply_patch_strict__{name}"),
+            snapshot(StrictParser::default(), &bytes)
+        );
+        insta::assert_json_snapshot!(
+            format!("apply_patch_codex__{name}"),
+            snapshot(CodexParser::new(), &bytes)
+        );
+    }
+}
+
+#[test]
+fn invalid_files_fail_where_and_how_expected() {
+    let expect: &[(&str, u64, &str)] = &[
+        ("invalid_no_begin", 4, "bad_marker"),
+        ("invalid_empty_context", 42, "empty_context"),
+        ("invalid_bad_marker", 20, "bad_marker"),
+        ("invalid_utf8", 41, "invalid_utf8"),
+        ("invalid_trailing", 49, "trailing_data"),
+        ("invalid_add_without_lines", 32, "expected_add_line"),
+    ];
+    let corpus = corpus();
+    for &(name, offset, kind) in expect {
+        let bytes = &corpus.iter().find(|(n, _)| n == name).unwrap().1;
+        let t = harness::run(StrictParser::default(), bytes, Some(1));
+        let e = t
+            .outcome
+            .verdict
+            .error()
+            .copied()
+            .unwrap_or_else(|| panic!("{name}: no error"));
+        assert_eq!(
+            (e.offset, frontier::ErrorKind::as_str(e.kind)),
+            (offset, kind),
+            "{name}"
+        );
+        assert_eq!(e.byte, bytes[offset as usize]);
+    }
+    for (name, bytes) in &corpus {
+        let verdict = harness::run(StrictParser::default(), bytes, None)
+            .outcome
+            .verdict;
+        if name.starts_with("truncated") {
+            assert_eq!(verdict, Verdict::Incomplete, "{name}");
+        } else if !name.starts_with("invalid") && !name.starts_with("codex") {
+            assert_eq!(verdict, Verdict::Complete, "{name}");
+        }
+    }
+}
+
+fn units<P: PushParser>(parser: P, bytes: &[u8]) -> (u64, u64) {
+    let t = harness::run(parser, bytes, None);
+    let count = |u: &str| t.records.iter().filter(|r| r.unit == Some(u)).count() as u64;
+    (count("files"), count("chunks"))
+}
+
+#[test]
+fn units_are_counted_once() {
+    let corpus = corpus();
+    let get = |n: &str| corpus.iter().find(|(name, _)| name == n).unwrap().1.clone();
+    assert_eq!(units(StrictParser::default(), &get("multi_chunk")), (2, 4));
+    assert_eq!(units(CodexParser::new(), &get("multi_chunk")), (2, 4));
+    assert_eq!(units(StrictParser::default(), &get("add_delete")), (3, 0));
+    assert_eq!(units(CodexParser::new(), &get("codex_lenient")), (3, 2));
+    // A truncated stream confirms only the units that were complete before the cut.
+    assert_eq!(
+        units(StrictParser::default(), &get("truncated_mid_line")),
+        (0, 1)
+    );
+}
+
+fn assemble<P: PushParser>(parser: P, bytes: &[u8]) -> Vec<FileOperation>
+where
+    for<'e> P::Event<'e>: Into<frontier::apply_patch::PatchEvent<'e>>,
+{
+    let mut parser = parser;
+    let mut a = OperationAssembler::default();
+    let mut ops = Vec::new();
+    let _ = parser.push(bytes, &mut |e| ops.extend(a.on_event(&e.into())));
+    parser.finish(&mut |e| ops.extend(a.on_event(&e.into())));
+    ops
+}
+
+#[test]
+fn assembler_builds_operations() {
+    let patch = b"*** Begin Patch\n*** Update File: src/app.py\n*** Move to: src/main.py\n@@ def greet():\n-print(\"Hi\")\n+print(\"Hello\")\n*** End of File\n*** Add File: a\n+1\n+\n*** Delete File: b\n*** End Patch\n";
+    let expected = vec![
+        FileOperation::Update {
+            path: "src/app.py".into(),
+            move_to: Some("src/main.py".into()),
+            chunks: vec![Chunk {
+                context: Some("def greet():".into()),
+                lines: vec![
+                    ChangeLine::Remove("print(\"Hi\")".into()),
+                    ChangeLine::Add("print(\"Hello\")".into()),
+                ],
+                end_of_file: true,
+            }],
+        },
+        FileOperation::Add {
+            path: "a".into(),
+            lines: vec!["1".into(), "".into()],
+        },
+        FileOperation::Delete { path: "b".into() },
+    ];
+    assert_eq!(assemble(StrictParser::default(), patch), expected);
+    assert_eq!(assemble(CodexParser::new(), patch), expected);
+    let crlf = String::from_utf8_lossy(patch).replace('\n', "\r\n");
+    assert_eq!(assemble(CodexParser::new(), crlf.as_bytes()), expected);
+    // Byte at a time, the operations arrive at the same points.
+    let mut parser = StrictParser::default();
+    let mut a = OperationAssembler::default();
+    let mut arrivals = Vec::new();
+    for (i, b) in patch.iter().enumerate() {
+        parser
+            .push(&[*b], &mut |e| {
+                if a.on_event(&e).is_some() {
+                    arrivals.push(i)
+                }
+            })
+            .unwrap();
+    }
+    let at = |s: &str| String::from_utf8_lossy(patch).find(s).unwrap();
+    // The Update when the next header's marker is complete, the Add likewise, the Delete at
+    // the LF of its own header (nothing can belong to a Delete).
+    let delete = at("*** Delete File: b");
+    assert_eq!(
+        arrivals,
+        vec![at("*** Add File: a") + 13, delete + 16, delete + 18]
+    );
+}
+
+#[test]
+fn environment_option() {
+    let patch = b"*** Begin Patch\n*** Environment ID: prod-1\n*** Delete File: a\n*** End Patch";
+    assert!(harness::run(StrictParser::default(), patch, None)
+        .outcome
+        .verdict
+        .error()
+        .is_some());
+    let t = harness::run(
+        StrictParser::new(StrictOptions { environment: true }),
+        patch,
+        None,
+    );
+    assert_eq!(t.outcome.verdict, Verdict::Complete);
+    let mut a = OperationAssembler::default();
+    let mut parser = StrictParser::new(StrictOptions { environment: true });
+    parser
+        .push(patch, &mut |e| {
+            a.on_event(&e);
+        })
+        .unwrap();
+    assert_eq!(a.environment(), Some("prod-1"));
+    assert_eq!(
+        harness::run(CodexParser::new(), patch, None)
+            .outcome
+            .verdict,
+        Verdict::Complete
+    );
+}
