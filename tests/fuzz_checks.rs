@@ -50,3 +50,55 @@ fn ctl_corpus_under_the_fuzz_checks() {
         }
     }
 }
+
+#[test]
+fn apply_patch_corpus_under_the_fuzz_checks() {
+    use frontier::apply_patch::{CodexParser, StrictOptions, StrictParser};
+    let mut inputs = files("corpora/apply_patch");
+    inputs.extend(
+        files("tests/conformance/codex-apply-patch")
+            .into_iter()
+            .filter(|p| p.ends_with("patch.txt")),
+    );
+    assert!(inputs.len() > 20);
+    for path in inputs {
+        let input = std::fs::read(&path).unwrap();
+        for cuts in cut_patterns(input.len()) {
+            for environment in [false, true] {
+                check_contract(
+                    &StrictParser::new(StrictOptions { environment }),
+                    &input,
+                    &cuts,
+                )
+                .unwrap_or_else(|e| panic!("strict {}: {e}", path.display()));
+            }
+            check_contract(&CodexParser::new(), &input, &cuts)
+                .unwrap_or_else(|e| panic!("codex {}: {e}", path.display()));
+        }
+    }
+}
+
+#[test]
+fn udiff_corpus_under_the_fuzz_checks() {
+    use frontier::udiff::{Limits, Mode, UdiffParser};
+    let inputs: Vec<_> = files("corpora/udiff")
+        .into_iter()
+        .filter(|p| p.extension().is_none_or(|e| e != "sh"))
+        .collect();
+    assert!(inputs.len() > 10);
+    for path in inputs {
+        let input = std::fs::read(&path).unwrap();
+        for cuts in cut_patterns(input.len()) {
+            for mode in [Mode::Strict, Mode::Git, Mode::Recount] {
+                let parser = UdiffParser::new(
+                    mode,
+                    Limits {
+                        max_line: Limits::MIN_MAX_LINE,
+                    },
+                );
+                check_contract(&parser, &input, &cuts)
+                    .unwrap_or_else(|e| panic!("{mode:?} {}: {e}", path.display()));
+            }
+        }
+    }
+}

@@ -40,10 +40,10 @@ enum Command {
     Calls(calls::Args),
     /// Run the agent loop: a model's CTL output, executed call by confirmed call.
     Run(run::Args),
-    /// Apply an apply_patch or a unified diff under a root directory.
-    Apply(apply::Args),
     /// Cut the same calls framed as CTL and as JSON at every offset and compare runtimes.
     Truncate(truncate::Args),
+    /// Apply an apply_patch or a unified diff under a root directory.
+    Apply(apply::Args),
 }
 
 /// Runs the CLI and returns the exit status.
@@ -61,8 +61,8 @@ pub fn main() -> i32 {
         Command::Events(args) => events::run(args),
         Command::Calls(args) => calls::run(args),
         Command::Run(args) => run::run(args),
-        Command::Apply(args) => apply::run(args),
         Command::Truncate(args) => truncate::run(args),
+        Command::Apply(args) => apply::run(args),
     };
     match result {
         Ok(code) => code,
