@@ -14,8 +14,9 @@
 //!
 //! A line start is a [`Ctx`]: it fixes the first bytes allowed and the `*** ` markers that are
 //! candidates. Marker bytes narrow a [`Markers`] set; content (paths, `@@` context, line text)
-//! is strict UTF-8 without LF, decoded by [`Utf8`]. The whole state is a few bytes, `Copy`,
-//! and `allowed()` is a match plus at most eight single-byte unions.
+//! is strict UTF-8 without LF, decoded by [`Utf8`]. The whole machine is a few words, `Copy`.
+//! It keeps its allowed set up to date as it steps (a match plus at most eight single-byte
+//! unions, and nothing at all for a content byte), so `allowed()` is one load.
 
 use crate::byteset::ByteSet;
 use crate::contract::ParseError;
