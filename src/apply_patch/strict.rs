@@ -503,3 +503,28 @@ const fn text(kind: TextKind, add: bool) -> State {
 const fn header(of: PathOf) -> (State, Step) {
     (text(TextKind::Path(of), false), Step::Header(of))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kept allowed set is the one computed from the state, at every prefix.
+    #[test]
+    fn kept_allowed_set_is_fresh() {
+        let inputs: [&[u8]; 3] = [
+            include_bytes!("../../corpora/apply_patch/multi_chunk.patch"),
+            include_bytes!("../../corpora/apply_patch/unicode.patch"),
+            include_bytes!("../../corpora/apply_patch/invalid_utf8.patch"),
+        ];
+        for input in inputs {
+            let mut m = StrictMachine::default();
+            for &b in input {
+                assert_eq!(m.allowed(), m.compute_allowed());
+                if m.step(b).is_err() {
+                    break;
+                }
+            }
+            assert_eq!(m.allowed(), m.compute_allowed());
+        }
+    }
+}
