@@ -7,6 +7,7 @@
 mod gen;
 
 use frontier::apply_patch::{CodexParser, StrictParser};
+use frontier::contract::PushParser;
 use frontier::harness;
 use proptest::prelude::*;
 
@@ -40,6 +41,23 @@ proptest! {
         harness::check_chunking(&CodexParser::new(), &text, 1).map_err(TestCaseError::fail)?;
         harness::check_byte_at_a_time(CodexParser::new(), &text, true).map_err(TestCaseError::fail)?;
         harness::check_prefixes(&CodexParser::new(), &text, 3).map_err(TestCaseError::fail)?;
+    }
+
+    /// A live parser that is not accepting always allows some byte (no dead end is reachable
+    /// through allowed bytes).
+    #[test]
+    fn no_dead_ends(text in shaped()) {
+        fn walk<P: PushParser>(mut parser: P, text: &[u8]) -> Result<(), TestCaseError> {
+            for (at, &b) in text.iter().enumerate() {
+                prop_assert!(parser.accepting() || !parser.allowed().is_empty(), "dead end after {} bytes", at);
+                if parser.push(&[b], &mut |_| {}).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        }
+        walk(StrictParser::default(), &text)?;
+        walk(CodexParser::new(), &text)?;
     }
 
     #[test]
