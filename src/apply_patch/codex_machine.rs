@@ -22,7 +22,7 @@ use crate::byteset::ByteSet;
 use crate::contract::ParseError;
 
 use super::keywords::{Marker, Markers};
-use super::utf8::{is_whitespace, Decoded, Utf8, ASCII_WS_NO_LF, CHAR_START_LF, LEADS, WS_LEADS};
+use super::utf8::{is_whitespace, Decoded, Utf8, ASCII_WS_NO_LF, LEADS, WS_LEADS};
 use super::{LineOp, Op, PatchErrorKind};
 
 /// The line context of the hunk reading: what kind of line may start here.
@@ -159,6 +159,12 @@ enum Phase {
     Body,
 }
 
+/// `allowed()` at the start: whitespace, `*` of `*** Begin Patch`, `<` of a heredoc opener.
+const LEAD_ALLOWED: ByteSet = ASCII_WS_NO_LF
+    .with(b'\n')
+    .union(ByteSet::of(b"*<"))
+    .union(WS_LEADS);
+
 const HEREDOC: [&[u8]; 3] = [b"<<EOF", b"<<'EOF'", b"<<\"EOF\""];
 const BEGIN: &[u8] = b"*** Begin Patch";
 
@@ -252,6 +258,9 @@ pub enum Step {
 /// The codex recogniser: `Copy`, a few words, exact `allowed()` in constant time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CodexMachine {
+    /// `allowed()` of the current state, kept up to date by every step (free-text bytes, the
+    /// common case, never change it).
+    allowed: ByteSet,
     phase: Phase,
     heredoc: bool,
     ctx: Ctx,
@@ -273,6 +282,7 @@ impl CodexMachine {
     /// A machine at the start of a stream.
     pub const fn new() -> CodexMachine {
         CodexMachine {
+            allowed: LEAD_ALLOWED,
             phase: Phase::Lead,
             heredoc: false,
             ctx: Ctx::First,
@@ -335,14 +345,11 @@ impl CodexMachine {
     /// The bytes that may come next. Empty after an error.
     #[inline]
     pub fn allowed(&self) -> ByteSet {
-        if self.in_plain_text() {
-            // Only the hunk reading is alive, inside free text: any character or LF.
-            return CHAR_START_LF;
-        }
-        self.allowed_slow()
+        self.allowed
     }
 
-    fn allowed_slow(&self) -> ByteSet {
+    /// Computes `allowed()` from the readings.
+    fn compute_allowed(&self) -> ByteSet {
         if self.error.is_some() {
             return ByteSet::EMPTY;
         }
@@ -512,7 +519,14 @@ impl CodexMachine {
         self.step_slow(byte)
     }
 
+    #[inline(never)]
     fn step_slow(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
+        let result = self.step_inner(byte);
+        self.allowed = self.compute_allowed();
+        result
+    }
+
+    fn step_inner(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
         if let Some(error) = self.error {
             return Err(error);
         }
@@ -878,4 +892,39 @@ fn heredoc_complete(cands: u8, matched: u8) -> bool {
         .iter()
         .enumerate()
         .any(|(i, t)| cands & (1 << i) != 0 && t.len() == matched as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kept allowed set is the one computed from the readings, at every prefix, and no
+    /// byte outside it is ever taken.
+    #[test]
+    fn kept_allowed_set_is_fresh() {
+        let inputs: [&[u8]; 5] = [
+            include_bytes!("../../corpora/apply_patch/codex_lenient.patch"),
+            include_bytes!("../../corpora/apply_patch/codex_heredoc.patch"),
+            include_bytes!("../../corpora/apply_patch/codex_crlf.patch"),
+            include_bytes!("../../corpora/apply_patch/unicode.patch"),
+            include_bytes!("../../corpora/apply_patch/invalid_utf8.patch"),
+        ];
+        for input in inputs {
+            let mut m = CodexMachine::new();
+            for &b in input {
+                assert_eq!(m.allowed(), m.compute_allowed());
+                for probe in 0..=255u8 {
+                    let mut clone = m;
+                    assert_eq!(
+                        clone.step(probe).is_ok(),
+                        m.compute_allowed().contains(probe)
+                    );
+                }
+                if m.step(b).is_err() {
+                    break;
+                }
+            }
+            assert_eq!(m.allowed(), m.compute_allowed());
+        }
+    }
 }

@@ -111,6 +111,10 @@ impl PushParser for StrictParser {
                 on_event(data(kind, chunk));
                 return Ok(());
             }
+            let kind = self.machine.text_kind();
+            let step = self.machine.step(byte)?;
+            self.on_step(step, kind, chunk, on_event);
+            return Ok(());
         }
         if let Some(error) = self.machine.error() {
             return Err(error);

@@ -14,8 +14,9 @@
 //!
 //! A line start is a [`Ctx`]: it fixes the first bytes allowed and the `*** ` markers that are
 //! candidates. Marker bytes narrow a [`Markers`] set; content (paths, `@@` context, line text)
-//! is strict UTF-8 without LF, decoded by [`Utf8`]. The whole state is a few bytes, `Copy`,
-//! and `allowed()` is a match plus at most eight single-byte unions.
+//! is strict UTF-8 without LF, decoded by [`Utf8`]. The whole machine is a few words, `Copy`.
+//! It keeps its allowed set up to date as it steps (a match plus at most eight single-byte
+//! unions, and nothing at all for a content byte), so `allowed()` is one load.
 
 use crate::byteset::ByteSet;
 use crate::contract::ParseError;
@@ -52,6 +53,7 @@ pub enum Ctx {
 const HEADERS: Markers = Markers::of(&[Marker::Add, Marker::Delete, Marker::Update]);
 const HEADERS_END: Markers = HEADERS.with(Markers::of(&[Marker::End]));
 const CHANGE_START: ByteSet = ByteSet::of(b"+- @");
+const AT2_NEXT: ByteSet = ByteSet::of(b" \n");
 
 impl Ctx {
     /// The markers a `*` at this line start may begin.
@@ -194,6 +196,9 @@ pub struct StrictOptions {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StrictMachine {
     state: State,
+    /// `allowed()` of the current state, kept up to date by every step so that a decoder's
+    /// query is one load (content bytes, the common case, never change it).
+    allowed: ByteSet,
     options: StrictOptions,
     consumed: u64,
     error: Option<ParseError<PatchErrorKind>>,
@@ -210,6 +215,7 @@ impl StrictMachine {
     pub const fn new(options: StrictOptions) -> StrictMachine {
         StrictMachine {
             state: State::Line(Ctx::Start),
+            allowed: ByteSet::single(b'*'),
             options,
             consumed: 0,
             error: None,
@@ -258,33 +264,11 @@ impl StrictMachine {
     /// The bytes that may come next. Empty after an error.
     #[inline]
     pub fn allowed(&self) -> ByteSet {
-        // The common cases inline: between characters of content, inside a marker.
-        if self.error.is_none() {
-            match self.state {
-                State::Text {
-                    kind,
-                    nonempty,
-                    utf8,
-                    ..
-                } if utf8.at_boundary() => {
-                    return if nonempty || kind.may_be_empty() {
-                        CHAR_START_LF
-                    } else {
-                        CHAR_START
-                    };
-                }
-                State::Marker { cands, matched } => {
-                    if let Some(&b) = cands.single().and_then(|t| t.get(matched as usize)) {
-                        return ByteSet::single(b);
-                    }
-                }
-                _ => {}
-            }
-        }
-        self.allowed_slow()
+        self.allowed
     }
 
-    fn allowed_slow(&self) -> ByteSet {
+    /// Computes `allowed()` from the state.
+    fn compute_allowed(&self) -> ByteSet {
         if self.error.is_some() {
             return ByteSet::EMPTY;
         }
@@ -292,7 +276,7 @@ impl StrictMachine {
             State::Line(ctx) => ctx.first_bytes(),
             State::Marker { cands, matched, .. } => cands.next_bytes(matched),
             State::At(1) => ByteSet::single(b'@'),
-            State::At(_) => ByteSet::of(b" \n"),
+            State::At(_) => AT2_NEXT,
             State::Text {
                 kind,
                 nonempty,
@@ -327,6 +311,7 @@ impl StrictMachine {
         if taken > 0 {
             *nonempty = true;
             self.consumed += taken as u64;
+            self.allowed = CHAR_START_LF;
         }
         taken
     }
@@ -343,8 +328,12 @@ impl StrictMachine {
         } = &mut self.state
         {
             if byte < 0x80 && byte != b'\n' && utf8.at_boundary() && self.error.is_none() {
-                *nonempty = true;
                 self.consumed += 1;
+                if !*nonempty {
+                    // The first character: LF becomes possible (the set only grows to this).
+                    *nonempty = true;
+                    self.allowed = CHAR_START_LF;
+                }
                 return Some(*kind);
             }
         }
@@ -360,8 +349,11 @@ impl StrictMachine {
                 State::Text { nonempty, utf8, .. }
                     if byte < 0x80 && byte != b'\n' && utf8.at_boundary() =>
                 {
-                    *nonempty = true;
                     self.consumed += 1;
+                    if !*nonempty {
+                        *nonempty = true;
+                        self.allowed = CHAR_START_LF;
+                    }
                     return Ok(Step::Content { char_end: true });
                 }
                 State::Marker { cands, matched } => {
@@ -370,6 +362,7 @@ impl StrictMachine {
                         if at + 1 < text.len() && text[at] == byte {
                             *matched += 1;
                             self.consumed += 1;
+                            self.allowed = ByteSet::single(text[at + 1]);
                             return Ok(Step::Pending);
                         }
                     }
@@ -380,6 +373,7 @@ impl StrictMachine {
         self.step_slow(byte)
     }
 
+    #[inline(never)]
     fn step_slow(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
         if let Some(error) = self.error {
             return Err(error);
@@ -388,6 +382,7 @@ impl StrictMachine {
             Ok((state, step)) => {
                 self.state = state;
                 self.consumed += 1;
+                self.allowed = self.compute_allowed();
                 Ok(step)
             }
             Err(kind) => {
@@ -397,6 +392,7 @@ impl StrictMachine {
                     kind,
                 };
                 self.error = Some(error);
+                self.allowed = ByteSet::EMPTY;
                 Err(error)
             }
         }
@@ -506,4 +502,29 @@ const fn text(kind: TextKind, add: bool) -> State {
 
 const fn header(of: PathOf) -> (State, Step) {
     (text(TextKind::Path(of), false), Step::Header(of))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kept allowed set is the one computed from the state, at every prefix.
+    #[test]
+    fn kept_allowed_set_is_fresh() {
+        let inputs: [&[u8]; 3] = [
+            include_bytes!("../../corpora/apply_patch/multi_chunk.patch"),
+            include_bytes!("../../corpora/apply_patch/unicode.patch"),
+            include_bytes!("../../corpora/apply_patch/invalid_utf8.patch"),
+        ];
+        for input in inputs {
+            let mut m = StrictMachine::default();
+            for &b in input {
+                assert_eq!(m.allowed(), m.compute_allowed());
+                if m.step(b).is_err() {
+                    break;
+                }
+            }
+            assert_eq!(m.allowed(), m.compute_allowed());
+        }
+    }
 }
