@@ -103,7 +103,10 @@ fn refusals_are_final(bytes: &[u8], what: &str) {
 }
 
 fn conformance() -> Vec<(String, Vec<u8>)> {
-    let root = "../shared/conformance/codex-apply-patch";
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/conformance/codex-apply-patch"
+    );
     let mut out = Vec::new();
     for entry in std::fs::read_dir(root).expect("conformance scenarios") {
         let dir = entry.unwrap().path();

@@ -26,7 +26,12 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
 
 fn conformance() -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
-    for entry in std::fs::read_dir("../shared/conformance/codex-apply-patch").unwrap() {
+    for entry in std::fs::read_dir(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/conformance/codex-apply-patch"
+    ))
+    .unwrap()
+    {
         let dir = entry.unwrap().path();
         if let Ok(bytes) = std::fs::read(dir.join("patch.txt")) {
             out.push((

@@ -70,7 +70,10 @@ fn corpus_agrees_with_llguidance() {
 #[test]
 fn conformance_patches_agree_with_llguidance() {
     let oracle = Oracle::new(GRAMMAR);
-    let root = "../shared/conformance/codex-apply-patch";
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/conformance/codex-apply-patch"
+    );
     let mut patches = 0;
     for entry in std::fs::read_dir(root).expect("conformance scenarios") {
         let path = entry.unwrap().path().join("patch.txt");
