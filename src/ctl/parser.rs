@@ -170,7 +170,13 @@ impl PushParser for CtlParser {
                 at += taken;
                 continue;
             }
-            // A header line: step until it ends or the chunk does.
+            // A header line: whole at once when it is all here, else stepped until it ends or
+            // the chunk does.
+            if let Some((len, step)) = self.machine.take_line(&chunk[at..]) {
+                self.header_line(&chunk[at..at + len], step, on_event);
+                at += len;
+                continue;
+            }
             let line_start = at;
             loop {
                 at += self.machine.skip_run(&chunk[at..]);
