@@ -108,41 +108,18 @@ fn incomplete<K: crate::contract::ErrorKind>(verdict: &Verdict<K>) -> ApplyError
 /// unit as it is confirmed, and commits at the end. `on_failure` is called once, the moment a
 /// unit fails, with the number of bytes pushed so far.
 pub fn apply_patch_stream<P>(
-    mut parser: P,
+    parser: P,
     input: &[u8],
     chunk: usize,
     ws: Workspace,
     policy: Policy,
-    mut on_failure: impl FnMut(&ApplyError, u64),
+    on_failure: impl FnMut(&ApplyError, u64),
 ) -> Result<Vec<Change>, Failure>
 where
     P: for<'e> PushParser<Event<'e> = PatchEvent<'e>>,
 {
     let mut stream = PatchStream::new(ws, policy);
-    let mut reported = false;
-    let size = if chunk == 0 {
-        input.len().max(1)
-    } else {
-        chunk
-    };
-    for piece in input.chunks(size) {
-        let _ = parser.push(piece, &mut |e| {
-            let _ = stream.on_event(&e);
-        });
-        if let (Some(e), false) = (stream.failure(), reported) {
-            reported = true;
-            on_failure(e, parser.consumed());
-        }
-        if parser.error().is_some() {
-            break;
-        }
-    }
-    let outcome = parser.finish(&mut |e| {
-        let _ = stream.on_event(&e);
-    });
-    if let (Some(e), false) = (stream.failure(), reported) {
-        on_failure(e, outcome.consumed);
-    }
+    let outcome = drive(parser, input, chunk, &mut stream, on_failure);
     stream.finish(&outcome.verdict)
 }
 
@@ -211,17 +188,62 @@ impl DiffStream {
 /// checking each hunk and file patch as it is confirmed, and commits at the end (all or
 /// nothing). `on_failure` is called once, the moment a unit fails, with the bytes pushed so far.
 pub fn apply_diff_stream<P>(
-    mut parser: P,
+    parser: P,
     input: &[u8],
     chunk: usize,
     ws: Workspace,
     options: DiffOptions,
-    mut on_failure: impl FnMut(&ApplyError, u64),
+    on_failure: impl FnMut(&ApplyError, u64),
 ) -> Result<Vec<Change>, ApplyError>
 where
     P: for<'e> PushParser<Event<'e> = UdiffEvent<'e>>,
 {
     let mut stream = DiffStream::new(ws, options);
+    let outcome = drive(parser, input, chunk, &mut stream, on_failure);
+    stream.finish(&outcome.verdict)
+}
+
+/// What the two streaming checkers have in common: they take a parser's events and remember
+/// the first failure.
+trait UnitCheck<E> {
+    fn take(&mut self, event: &E);
+    fn first_failure(&self) -> Option<&ApplyError>;
+}
+
+impl<'e> UnitCheck<PatchEvent<'e>> for PatchStream {
+    fn take(&mut self, event: &PatchEvent<'e>) {
+        let _ = self.on_event(event);
+    }
+
+    fn first_failure(&self) -> Option<&ApplyError> {
+        self.failure()
+    }
+}
+
+impl<'e> UnitCheck<UdiffEvent<'e>> for DiffStream {
+    fn take(&mut self, event: &UdiffEvent<'e>) {
+        let _ = self.on_event(event);
+    }
+
+    fn first_failure(&self) -> Option<&ApplyError> {
+        self.failure()
+    }
+}
+
+/// Feeds `input` to `parser` in pieces of `chunk` bytes (all at once for 0), handing every
+/// event to `stream`; calls `on_failure` once, the moment the first unit fails, with the bytes
+/// pushed so far. Returns the parser's outcome; the caller commits.
+fn drive<P, S>(
+    mut parser: P,
+    input: &[u8],
+    chunk: usize,
+    stream: &mut S,
+    mut on_failure: impl FnMut(&ApplyError, u64),
+) -> crate::contract::Outcome<P::ErrorKind>
+where
+    P: PushParser,
+    S: for<'e> UnitCheck<P::Event<'e>>,
+{
     let mut reported = false;
     let size = if chunk == 0 {
         input.len().max(1)
@@ -229,10 +251,8 @@ where
         chunk
     };
     for piece in input.chunks(size) {
-        let _ = parser.push(piece, &mut |e| {
-            let _ = stream.on_event(&e);
-        });
-        if let (Some(e), false) = (stream.failure(), reported) {
+        let _ = parser.push(piece, &mut |e| stream.take(&e));
+        if let (Some(e), false) = (stream.first_failure(), reported) {
             reported = true;
             on_failure(e, parser.consumed());
         }
@@ -240,11 +260,9 @@ where
             break;
         }
     }
-    let outcome = parser.finish(&mut |e| {
-        let _ = stream.on_event(&e);
-    });
-    if let (Some(e), false) = (stream.failure(), reported) {
+    let outcome = parser.finish(&mut |e| stream.take(&e));
+    if let (Some(e), false) = (stream.first_failure(), reported) {
         on_failure(e, outcome.consumed);
     }
-    stream.finish(&outcome.verdict)
+    outcome
 }
