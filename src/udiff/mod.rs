@@ -76,6 +76,7 @@ mod assemble;
 mod event;
 mod header;
 pub mod keyword;
+mod lines;
 mod machine;
 mod parser;
 pub mod units;
