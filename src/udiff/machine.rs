@@ -436,9 +436,16 @@ impl UdiffMachine {
     /// LF, an error (left to `step`), or the section text of a hunk header (left to `memchr`).
     fn grammar_run(&mut self, kw: u8, mut value: Value, bytes: &[u8]) -> usize {
         let mut n = 0usize;
-        for &b in bytes {
+        while let Some(&b) = bytes.get(n) {
             if b == b'\n' {
                 break;
+            }
+            // Hex names and range numbers: a run of one class at a time, where stepping each
+            // byte would only count it (the same grammar, limits and numbers as below).
+            let taken = self.class_run(&mut value, &bytes[n..], n);
+            if taken > 0 {
+                n += taken;
+                continue;
             }
             let Ok(Some(next)) = value.step(b) else {
                 break;
@@ -464,6 +471,64 @@ impl UdiffMachine {
             self.consumed += n as u64;
         }
         n
+    }
+
+    /// Within [`grammar_run`](Self::grammar_run), `held` bytes in: the longest run at the
+    /// front of `bytes` of hex digits of an `index` name or decimal digits of a hunk header
+    /// number that stepping would take, and `value` after it; 0 in other states.
+    #[inline]
+    fn class_run(&mut self, value: &mut Value, bytes: &[u8], held: usize) -> usize {
+        // The room left on the line once the run is followed by `rest` more bytes.
+        let room = |rest: u32| {
+            (self.max_line as u64).saturating_sub(self.line_len as u64 + held as u64 + rest as u64)
+                as usize
+        };
+        match *value {
+            Value::Index {
+                phase: phase @ (0 | 2),
+                ..
+            } => {
+                let after = Value::Index {
+                    phase,
+                    empty: false,
+                };
+                let cap = room(after.min_rest());
+                let n = bytes
+                    .iter()
+                    .take(cap)
+                    .take_while(|&&b| HEX_DIGIT[b as usize])
+                    .count();
+                if n > 0 {
+                    *value = after;
+                }
+                n
+            }
+            Value::Range(r @ Range { field: 0..=3, .. }) => {
+                let after = Value::Range(Range { digits: 1, ..r });
+                let cap = room(after.min_rest()).min(
+                    (value::MAX_RANGE_DIGITS - r.digits.min(value::MAX_RANGE_DIGITS)) as usize,
+                );
+                let i = r.field as usize;
+                let mut acc = if r.digits == 0 { 0 } else { self.nums[i] };
+                let mut n = 0;
+                for &b in bytes.iter().take(cap) {
+                    if !b.is_ascii_digit() {
+                        break;
+                    }
+                    acc = acc * 10 + (b - b'0') as u64;
+                    n += 1;
+                }
+                if n > 0 {
+                    self.nums[i] = acc;
+                    *value = Value::Range(Range {
+                        digits: r.digits + n as u8,
+                        ..r
+                    });
+                }
+                n
+            }
+            _ => 0,
+        }
     }
 
     /// Takes the LF that ends a streaming line (what [`step`](Self::step) does with it).
@@ -1273,6 +1338,17 @@ impl UdiffMachine {
         Some((lines, fallback, None))
     }
 }
+
+/// The hex digits of an `index` line's names.
+const HEX_DIGIT: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = matches!(b as u8, b'0'..=b'9' | b'a'..=b'f');
+        b += 1;
+    }
+    table
+};
 
 /// A step that ends nothing.
 const fn plain(step: Step) -> Stepped {
