@@ -5,9 +5,9 @@
 //! call, a setup and, at its end, a branch whose outcome depends on the line's length: the
 //! processor mispredicts it about once a line. Here the LFs of a whole window are turned into
 //! a bit mask per 64-byte block (SSE2 compares through `safe_arch` on x86-64, a word-wide
-//! zero-byte test elsewhere) and the set bits are written out as positions without a branch per LF, so the
-//! line loop reads the next line's end from an array. The window advances on demand, a KiB
-//! at a time, and never scans a byte twice within one chunk.
+//! zero-byte test elsewhere) and the set bits are written out as positions without a branch
+//! per LF, so the line loop reads the next line's end from an array. The window advances on
+//! demand, a KiB at a time, and never scans a byte twice within one chunk.
 
 /// Bytes scanned per refill.
 const WINDOW: usize = 1024;
@@ -83,22 +83,22 @@ impl LfIndex {
     }
 
     /// Appends the positions of the set bits of `mask`, offset by `base`: four are written
-    /// unconditionally (the usual block holds fewer LFs), more only when there are more.
+    /// unconditionally (the usual block holds fewer LFs) and counted by whether a bit was
+    /// left for them (no population count instruction on baseline x86-64), more only when
+    /// there are more.
     #[inline]
     fn flatten(&mut self, mut mask: u64, base: u32) {
-        let count = mask.count_ones() as usize;
+        let mut count = 0;
         let out = &mut self.pos[self.len..self.len + 4];
         for slot in out {
             *slot = base + mask.trailing_zeros();
+            count += (mask != 0) as usize;
             mask &= mask.wrapping_sub(1);
         }
-        if count > 4 {
-            let mut i = self.len + 4;
-            while mask != 0 {
-                self.pos[i] = base + mask.trailing_zeros();
-                mask &= mask.wrapping_sub(1);
-                i += 1;
-            }
+        while mask != 0 {
+            self.pos[self.len + count] = base + mask.trailing_zeros();
+            mask &= mask.wrapping_sub(1);
+            count += 1;
         }
         self.len += count;
     }

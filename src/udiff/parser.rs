@@ -18,7 +18,7 @@ use super::event::UdiffEvent;
 use super::header;
 use super::keyword as kw;
 use super::lines::LfIndex;
-use super::machine::{Class, Fallback, Step, Stepped, UdiffMachine, END_FILE, END_HUNK};
+use super::machine::{Class, Fallback, Pos, Step, Stepped, UdiffMachine, END_FILE, END_HUNK};
 use super::units::{Binary, BinaryKind, FileHeader, LineKind};
 use super::value::{base85_length, decode_base85};
 use super::{Limits, Mode, UdiffErrorKind};
@@ -141,28 +141,32 @@ impl UdiffParser {
                 }
                 continue;
             }
-            if let Some((old, new)) = self.machine.hunk_owed() {
-                let taken = self.body_lines(chunk, at, old, new, on_event);
+            let byte = chunk[at];
+            // The fast paths by position: body lines at a line start, runs within a line.
+            if self.machine.pos == Pos::Start {
+                if let Some((old, new)) = self.machine.hunk_owed() {
+                    let taken = self.body_lines(chunk, at, old, new, on_event);
+                    if taken > 0 {
+                        at += taken;
+                        continue;
+                    }
+                }
+                if let Some(kind) = self.machine.body_line_start(byte) {
+                    self.count(kind);
+                    send(&mut self.garbage_start, on_event, UdiffEvent::Line { kind });
+                    at += 1;
+                    continue;
+                }
+            } else {
+                let mut taken = self.machine.value_run(&chunk[at..]);
+                if taken == 0 {
+                    taken = self.machine.keyword_run(&chunk[at..]);
+                }
                 if taken > 0 {
+                    self.line.extend_from_slice(&chunk[at..at + taken]);
                     at += taken;
                     continue;
                 }
-            }
-            let byte = chunk[at];
-            if let Some(kind) = self.machine.body_line_start(byte) {
-                self.count(kind);
-                send(&mut self.garbage_start, on_event, UdiffEvent::Line { kind });
-                at += 1;
-                continue;
-            }
-            let mut taken = self.machine.value_run(&chunk[at..]);
-            if taken == 0 {
-                taken = self.machine.keyword_run(&chunk[at..]);
-            }
-            if taken > 0 {
-                self.line.extend_from_slice(&chunk[at..at + taken]);
-                at += taken;
-                continue;
             }
             let stepped = self.machine.step(byte)?;
             if stepped.ends == 0 && stepped.step == Step::Held {
