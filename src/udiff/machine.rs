@@ -474,8 +474,9 @@ impl UdiffMachine {
     }
 
     /// Within [`grammar_run`](Self::grammar_run), `held` bytes in: the longest run at the
-    /// front of `bytes` of hex digits of an `index` name or decimal digits of a hunk header
-    /// number that stepping would take, and `value` after it; 0 in other states.
+    /// front of `bytes` of hex digits of an `index` name, octal digits of a mode or decimal
+    /// digits of a hunk header number that stepping would take, and `value` after it; 0 in
+    /// other states.
     #[inline]
     fn class_run(&mut self, value: &mut Value, bytes: &[u8], held: usize) -> usize {
         // The room left on the line once the run is followed by `rest` more bytes.
@@ -500,6 +501,39 @@ impl UdiffMachine {
                     .count();
                 if n > 0 {
                     *value = after;
+                }
+                n
+            }
+            Value::Index { phase: 3, .. } | Value::Mode { .. } => {
+                // Octal digits: an `index` line's mode (any number), a mode line's (at most 7).
+                let (after, most) = match *value {
+                    Value::Mode { digits } => (
+                        Value::Mode {
+                            digits: value::MAX_MODE_DIGITS,
+                        },
+                        value::MAX_MODE_DIGITS.saturating_sub(digits) as usize,
+                    ),
+                    _ => (
+                        Value::Index {
+                            phase: 3,
+                            empty: false,
+                        },
+                        usize::MAX,
+                    ),
+                };
+                let cap = room(after.min_rest()).min(most);
+                let n = bytes
+                    .iter()
+                    .take(cap)
+                    .take_while(|&&b| (b'0'..=b'7').contains(&b))
+                    .count();
+                if n > 0 {
+                    *value = match *value {
+                        Value::Mode { digits } => Value::Mode {
+                            digits: digits + n as u8,
+                        },
+                        _ => after,
+                    };
                 }
                 n
             }
