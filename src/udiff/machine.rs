@@ -435,6 +435,11 @@ impl UdiffMachine {
     /// [`step`](Self::step) would hold, with the same grammar and line-limit checks, up to the
     /// LF, an error (left to `step`), or the section text of a hunk header (left to `memchr`).
     fn grammar_run(&mut self, kw: u8, mut value: Value, bytes: &[u8]) -> usize {
+        if value == Value::Range(Range::START) {
+            if let Some(n) = self.whole_ranges(bytes) {
+                return n;
+            }
+        }
         let mut n = 0usize;
         while let Some(&b) = bytes.get(n) {
             if b == b'\n' {
@@ -471,6 +476,54 @@ impl UdiffMachine {
             self.consumed += n as u64;
         }
         n
+    }
+
+    /// A hunk header's `a[,b] +c[,d] @@` complete at the front of `bytes`, far enough from
+    /// the line limit that no byte of it could reach it: taken at once, with the numbers that
+    /// stepping would read; `None` (nothing done) otherwise, and stepping decides.
+    fn whole_ranges(&mut self, bytes: &[u8]) -> Option<usize> {
+        let max = value::MAX_RANGE_DIGITS as usize;
+        let number = |at: usize| -> Option<(u64, usize)> {
+            let run = bytes.get(at..)?.iter().take(max + 1);
+            let digits = run.take_while(|b| b.is_ascii_digit()).count();
+            if digits == 0 || digits > max {
+                return None;
+            }
+            let value = bytes[at..at + digits]
+                .iter()
+                .fold(0u64, |acc, &b| acc * 10 + (b - b'0') as u64);
+            Some((value, at + digits))
+        };
+        let expect = |at: usize, byte: u8| (bytes.get(at) == Some(&byte)).then_some(at + 1);
+        let mut nums = self.nums;
+        let at = 0;
+        let (v, mut at) = number(at)?;
+        nums[0] = v;
+        if let Some(comma) = expect(at, b',') {
+            (nums[1], at) = number(comma)?;
+        }
+        let at = expect(expect(at, b' ')?, b'+')?;
+        let (v, mut at) = number(at)?;
+        nums[2] = v;
+        if let Some(comma) = expect(at, b',') {
+            (nums[3], at) = number(comma)?;
+        }
+        let at = expect(expect(expect(at, b' ')?, b'@')?, b'@')?;
+        // Every state on the way needs at most `MAX_MIN_REST` more bytes.
+        if self.line_len as u64 + at as u64 + Value::MAX_MIN_REST as u64 > self.max_line as u64 {
+            return None;
+        }
+        self.nums = nums;
+        self.pos = Pos::Value {
+            kw: kw::ATAT_DASH,
+            value: Value::Range(Range {
+                field: 7,
+                digits: 0,
+            }),
+        };
+        self.line_len += at as u32;
+        self.consumed += at as u64;
+        Some(at)
     }
 
     /// Within [`grammar_run`](Self::grammar_run), `held` bytes in: the longest run at the
