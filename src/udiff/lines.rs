@@ -82,14 +82,14 @@ impl LfIndex {
         true
     }
 
-    /// Appends the positions of the set bits of `mask`, offset by `base`: four are written
+    /// Appends the positions of the set bits of `mask`, offset by `base`: three are written
     /// unconditionally (the usual block holds fewer LFs) and counted by whether a bit was
     /// left for them (no population count instruction on baseline x86-64), more only when
     /// there are more.
     #[inline]
     fn flatten(&mut self, mut mask: u64, base: u32) {
         let mut count = 0;
-        let out = &mut self.pos[self.len..self.len + 4];
+        let out = &mut self.pos[self.len..self.len + 3];
         for slot in out {
             *slot = base + mask.trailing_zeros();
             count += (mask != 0) as usize;
