@@ -78,27 +78,33 @@ pub fn git_names(v: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
         let rest = rest.strip_prefix(b" ")?;
         return Some((a, plain_name(rest)));
     }
-    // `a/x "b/y"`: the second name is quoted.
-    if let Some(q) = memchr::memmem::find(v, b" \"") {
+    // `a/x "b/y"`: the second name is quoted. (Short lines: byte searches, no `memmem`
+    // finder to build, no allocation but the names returned.)
+    let quoted = memchr::memchr_iter(b'"', v).find(|&q| q > 0 && v[q - 1] == b' ');
+    if let Some(q) = quoted.map(|q| q - 1) {
         if let Some((b, _)) = unquote(&v[q + 1..]) {
             return Some((v[..q].to_vec(), b));
         }
     }
-    let strip = |name: &[u8]| -> Vec<u8> {
+    let strip = |name: &'_ [u8]| -> usize {
         match memchr::memchr(b'/', name) {
-            Some(i) => name[i + 1..].to_vec(),
-            None => name.to_vec(),
+            Some(i) => i + 1,
+            None => 0,
         }
     };
-    let spaces: Vec<usize> = memchr::memchr_iter(b' ', v).collect();
-    for &i in &spaces {
+    for i in memchr::memchr_iter(b' ', v) {
         let (a, b) = (&v[..i], &v[i + 1..]);
-        if !a.is_empty() && !b.is_empty() && strip(a) == strip(b) {
+        if !a.is_empty() && !b.is_empty() && a[strip(a)..] == b[strip(b)..] {
             return Some((a.to_vec(), b.to_vec()));
         }
     }
     // Different names (a rename): split before ` b/` if there is one, else at the first space.
-    let split = memchr::memmem::find(v, b" b/").or_else(|| spaces.first().copied())?;
+    let mut spaces = memchr::memchr_iter(b' ', v);
+    let first = spaces.next()?;
+    let split = std::iter::once(first)
+        .chain(spaces)
+        .find(|&i| v[i + 1..].starts_with(b"b/"))
+        .unwrap_or(first);
     Some((v[..split].to_vec(), v[split + 1..].to_vec()))
 }
 
@@ -118,10 +124,16 @@ pub fn number(v: &[u8]) -> u64 {
         })
 }
 
+/// The first place where `byte` occurs twice in a row: a byte search, cheaper than building
+/// a `memmem` finder for the short lines of a header.
+fn pair(v: &[u8], byte: u8) -> Option<usize> {
+    memchr::memchr_iter(byte, v).find(|&i| v.get(i + 1) == Some(&byte))
+}
+
 /// `OLD..NEW[ MODE]`.
 pub fn index(v: &[u8]) -> (Vec<u8>, Vec<u8>, Option<u32>) {
     let v = trim_eol(v);
-    let dots = memchr::memmem::find(v, b"..").unwrap_or(v.len());
+    let dots = pair(v, b'.').unwrap_or(v.len());
     let old = v[..dots].to_vec();
     let rest = v.get(dots + 2..).unwrap_or_default();
     match memchr::memchr(b' ', rest) {
@@ -135,7 +147,7 @@ pub fn index(v: &[u8]) -> (Vec<u8>, Vec<u8>, Option<u32>) {
 pub fn section(line: &[u8]) -> &[u8] {
     let body = line.strip_suffix(b"\n").unwrap_or(line);
     let after_open = body.get(2..).unwrap_or_default();
-    match memchr::memmem::find(after_open, b"@@") {
+    match pair(after_open, b'@') {
         Some(i) => {
             let rest = &after_open[i + 2..];
             rest.strip_prefix(b" ").unwrap_or(rest)

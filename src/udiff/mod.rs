@@ -15,7 +15,8 @@
 //!   construct: [`keyword`] matches line starts, `value` the rest of header lines (names, modes,
 //!   `index`, hunk ranges, base85), `machine` ties them to the hunk counts.
 //! - [`UdiffParser`], the push parser: the machine plus bounded buffers, emitting borrowed
-//!   [`UdiffEvent`]s. Body and garbage content stream as data events found with `memchr`.
+//!   [`UdiffEvent`]s. Body and garbage content stream as borrowed slices; hunk body lines end
+//!   at LFs that `lines` indexes 64 bytes at a time.
 //! - [`PatchAssembler`] builds the owned [`units`] values ([`units::FilePatch`],
 //!   [`units::Hunk`]) from the events, yielding each header and each hunk as soon as it is
 //!   confirmed, which is when the application engine may check it.
@@ -76,6 +77,7 @@ mod assemble;
 mod event;
 mod header;
 pub mod keyword;
+mod lines;
 mod machine;
 mod parser;
 pub mod units;

@@ -17,7 +17,8 @@ use crate::contract::{Outcome, ParseError, PushParser, Verdict};
 use super::event::UdiffEvent;
 use super::header;
 use super::keyword as kw;
-use super::machine::{Class, Fallback, Step, Stepped, UdiffMachine, END_FILE, END_HUNK};
+use super::lines::LfIndex;
+use super::machine::{Class, Fallback, Pos, Step, Stepped, UdiffMachine, END_FILE, END_HUNK};
 use super::units::{Binary, BinaryKind, FileHeader, LineKind};
 use super::value::{base85_length, decode_base85};
 use super::{Limits, Mode, UdiffErrorKind};
@@ -41,6 +42,8 @@ pub struct UdiffParser {
     old_seen: u64,
     new_seen: u64,
     decoded: Vec<u8>,
+    /// The LFs of the chunk being pushed, for the hunk body loop.
+    lf: LfIndex,
 }
 
 impl Default for UdiffParser {
@@ -78,6 +81,7 @@ impl UdiffParser {
             old_seen: 0,
             new_seen: 0,
             decoded: Vec::new(),
+            lf: LfIndex::default(),
         }
     }
 
@@ -137,28 +141,32 @@ impl UdiffParser {
                 }
                 continue;
             }
-            if let Some((old, new)) = self.machine.hunk_owed() {
-                let taken = self.body_lines(&chunk[at..], old, new, on_event);
+            let byte = chunk[at];
+            // The fast paths by position: body lines at a line start, runs within a line.
+            if self.machine.pos == Pos::Start {
+                if let Some((old, new)) = self.machine.hunk_owed() {
+                    let taken = self.body_lines(chunk, at, old, new, on_event);
+                    if taken > 0 {
+                        at += taken;
+                        continue;
+                    }
+                }
+                if let Some(kind) = self.machine.body_line_start(byte) {
+                    self.count(kind);
+                    send(&mut self.garbage_start, on_event, UdiffEvent::Line { kind });
+                    at += 1;
+                    continue;
+                }
+            } else {
+                let mut taken = self.machine.value_run(&chunk[at..]);
+                if taken == 0 {
+                    taken = self.machine.keyword_run(&chunk[at..]);
+                }
                 if taken > 0 {
+                    self.line.extend_from_slice(&chunk[at..at + taken]);
                     at += taken;
                     continue;
                 }
-            }
-            let byte = chunk[at];
-            if let Some(kind) = self.machine.body_line_start(byte) {
-                self.count(kind);
-                send(&mut self.garbage_start, on_event, UdiffEvent::Line { kind });
-                at += 1;
-                continue;
-            }
-            let mut taken = self.machine.value_run(&chunk[at..]);
-            if taken == 0 {
-                taken = self.machine.keyword_run(&chunk[at..]);
-            }
-            if taken > 0 {
-                self.line.extend_from_slice(&chunk[at..at + taken]);
-                at += taken;
-                continue;
             }
             let stepped = self.machine.step(byte)?;
             if stepped.ends == 0 && stepped.step == Step::Held {
@@ -175,11 +183,18 @@ impl UdiffParser {
     }
 
     /// The tight loop over the body lines of a `strict`/`git` hunk, with `old` and `new`
-    /// lines owed: each line's side from its first byte and the counts, its content up to the
-    /// LF in one slice. Stops before any byte that is not the start of an owed body line (the
-    /// machine decides those), when the counts are met, or at the end of `bytes`; returns the
-    /// bytes taken.
-    fn body_lines<F>(&mut self, bytes: &[u8], mut old: u64, mut new: u64, on_event: &mut F) -> usize
+    /// lines owed, from `chunk[at..]`: each line's side from its first byte and the counts,
+    /// its end from the chunk's LF index, its content in one slice. Stops before any byte that
+    /// is not the start of an owed body line (the machine decides those), when the counts are
+    /// met, or at the end of the chunk; returns the bytes taken.
+    fn body_lines<F>(
+        &mut self,
+        chunk: &[u8],
+        start: usize,
+        mut old: u64,
+        mut new: u64,
+        on_event: &mut F,
+    ) -> usize
     where
         F: for<'e> FnMut(UdiffEvent<'e>),
     {
@@ -187,10 +202,12 @@ impl UdiffParser {
         let (old_in, new_in) = (old, new);
         // The counts before the last line taken: whether it ended a side decides `\`.
         let (mut old_before, mut new_before) = (old, new);
-        let mut at = 0;
+        let mut at = start;
         let mut open = None;
-        while at < bytes.len() && (old > 0 || new > 0) {
-            let byte = bytes[at];
+        while let Some(&byte) = chunk.get(at) {
+            if old == 0 && new == 0 {
+                break;
+            }
             // An if-chain rather than a jump table: the common sides first, well predicted.
             let (kind, old2, new2) = if byte == b'+' && new > 0 {
                 (LineKind::Add, old, new - 1)
@@ -204,34 +221,32 @@ impl UdiffParser {
             (old_before, new_before) = (old, new);
             (old, new) = (old2, new2);
             on_event(UdiffEvent::Line { kind });
-            at += 1;
-            if byte == b'\n' {
-                continue;
-            }
-            let rest = &bytes[at..];
-            match find_lf(rest) {
-                Some(n) => {
-                    if n > 0 {
-                        on_event(UdiffEvent::LineData(&rest[..n]));
+            // An empty line's LF is its first byte: its content is empty like any other's.
+            match self.lf.next_lf(chunk, at) {
+                Some(lf) => {
+                    self.lf.take();
+                    if lf > at + 1 {
+                        on_event(UdiffEvent::LineData(&chunk[at + 1..lf]));
                     }
-                    at += n + 1;
+                    at = lf + 1;
                 }
                 None => {
-                    if !rest.is_empty() {
-                        on_event(UdiffEvent::LineData(rest));
+                    if chunk.len() > at + 1 {
+                        on_event(UdiffEvent::LineData(&chunk[at + 1..]));
                     }
-                    at = bytes.len();
+                    at = chunk.len();
                     open = Some(kind);
                 }
             }
         }
-        if at > 0 {
+        let taken = at - start;
+        if taken > 0 {
             self.old_seen += old_in - old;
             self.new_seen += new_in - new;
             let bs = (old == 0 && old_before > 0) || (new == 0 && new_before > 0);
-            self.machine.resume_hunk(old, new, bs, open, at);
+            self.machine.resume_hunk(old, new, bs, open, taken);
         }
-        at
+        taken
     }
 
     fn handle<F>(
@@ -324,7 +339,11 @@ impl UdiffParser {
                 let n = self.line.len().min(kw::MAX_LEN);
                 prefix[..n].copy_from_slice(&self.line[..n]);
                 self.line.clear();
-                self.feed(&prefix[..n], on_event)?;
+                // The replay is another slice: it must not see the chunk's LF index.
+                let lf = std::mem::take(&mut self.lf);
+                let replay = self.feed(&prefix[..n], on_event);
+                self.lf = lf;
+                replay?;
             }
             Step::Demote {
                 lines,
@@ -583,6 +602,7 @@ impl PushParser for UdiffParser {
         if let Some(error) = self.machine.error() {
             return Err(error);
         }
+        self.lf.reset();
         self.feed(chunk, on_event)
     }
 
@@ -610,6 +630,7 @@ impl PushParser for UdiffParser {
                     }
                     None => {
                         let prefix = std::mem::take(&mut self.line);
+                        self.lf.reset();
                         // Replaying a prefix of `+++ ` or `@@ -` after a fallback cannot fail.
                         let _ = self.feed(&prefix, on_event);
                     }
