@@ -227,8 +227,11 @@ fn compare(input: &[u8], limits: Limits) -> Result<(), TestCaseError> {
         (status, calls)
     };
     let outcome = parser.finish(&mut |_| {});
-    // Whole-buffer feeding takes the fast paths (token runs, body slices): same outcome.
-    let whole = frontier::harness::run(CtlParser::new(limits), input, None);
+    // Whole-buffer feeding takes the fast paths (whole lines, token runs, body slices): the
+    // same events and outcome as byte-at-a-time feeding, and as a split in the middle.
+    let whole =
+        frontier::harness::check_contract(&CtlParser::new(limits), input, &[input.len() / 2])
+            .map_err(TestCaseError::fail)?;
     prop_assert_eq!(whole.outcome, outcome);
     let verdict = outcome.verdict;
     let got = match verdict {

@@ -410,7 +410,7 @@ impl CtlMachine {
     /// bytes after each position are at least the fewest needed), and `nbytes` only grows
     /// digit by digit, so checking the whole line is the same as stepping it.
     #[inline]
-    pub fn take_line(&mut self, bytes: &[u8]) -> Option<(usize, Step)> {
+    pub fn take_line(&mut self, bytes: &[u8]) -> Option<(usize, Step, usize)> {
         if self.error.is_some() || self.line_len != 0 {
             return None;
         }
@@ -421,7 +421,7 @@ impl CtlMachine {
                 rest.iter().take_while(|&&b| IS_TOKEN[b as usize]).count()
             })
         };
-        let (len, next, step) = match self.state {
+        let (len, next, step, separator) = match self.state {
             State::Between if line.starts_with(b"call ") => {
                 let id_end = tokens(5);
                 let name_end = tokens(id_end + 1);
@@ -429,9 +429,9 @@ impl CtlMachine {
                     && line.get(id_end) == Some(&b' ')
                     && name_end > id_end + 1
                     && line.get(name_end) == Some(&b'\n');
-                shaped.then_some((name_end + 1, State::InFrame, Step::CallLine))?
+                shaped.then_some((name_end + 1, State::InFrame, Step::CallLine, id_end))?
             }
-            State::InFrame if line.starts_with(b"end\n") => (4, State::Between, Step::CallEnd),
+            State::InFrame if line.starts_with(b"end\n") => (4, State::Between, Step::CallEnd, 0),
             State::InFrame if line.starts_with(b"arg ") => {
                 let key_end = tokens(4);
                 if key_end == 4 || line.get(key_end) != Some(&b' ') {
@@ -457,12 +457,17 @@ impl CtlMachine {
                 } else {
                     State::Body { remaining: value }
                 };
-                (key_end + 1 + count + 1, next, Step::ArgLine { len: value })
+                (
+                    key_end + 1 + count + 1,
+                    next,
+                    Step::ArgLine { len: value },
+                    key_end,
+                )
             }
             _ => return None,
         };
         self.advance(next, len as u32, true);
-        Some((len, step))
+        Some((len, step, separator))
     }
 
     /// The run of a keyword's bytes, from `matched`, short of its last byte; taken only if

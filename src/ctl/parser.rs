@@ -37,11 +37,6 @@ pub enum CtlEvent<'a> {
     CallEnd,
 }
 
-/// A token the machine validated (ASCII token characters) as text.
-fn token(bytes: &[u8]) -> &str {
-    std::str::from_utf8(bytes).unwrap_or_default()
-}
-
 impl Event for CtlEvent<'_> {
     fn name(&self) -> &'static str {
         match self {
@@ -103,8 +98,13 @@ impl CtlParser {
 
     /// Emits the events of a header line that just ended; `tail` is its part in the current
     /// chunk, LF included.
-    fn header_line<F>(&mut self, tail: &[u8], step: Step, on_event: &mut F)
-    where
+    fn header_line<F>(
+        &mut self,
+        tail: &[u8],
+        step: Step,
+        separator: Option<usize>,
+        on_event: &mut F,
+    ) where
         F: for<'e> FnMut(CtlEvent<'e>),
     {
         let line: &[u8] = if self.line.is_empty() {
@@ -114,24 +114,32 @@ impl CtlParser {
             &self.line
         };
         // The machine validated the line: "call ID NAME\n" or "arg KEY N\n", ASCII tokens
-        // separated by single spaces. The first token after the keyword ends at the next SP.
-        let body = &line[..line.len() - 1];
-        let space = |from: usize| {
-            body[from..]
-                .iter()
-                .position(|&b| b == b' ')
-                .map(|i| from + i)
+        // separated by single spaces, so byte offsets are character boundaries.
+        let (keyword, first) = match step {
+            Step::CallLine => (5, true),
+            Step::ArgLine { .. } => (4, true),
+            _ => (0, false),
         };
-        let first = space(0).map_or(body.len(), |sp| sp + 1);
-        let second = space(first).unwrap_or(body.len());
+        let (text, separator) = if first {
+            let text = std::str::from_utf8(&line[..line.len() - 1]).unwrap_or_default();
+            let separator = separator.unwrap_or_else(|| {
+                text.bytes()
+                    .skip(keyword)
+                    .position(|b| b == b' ')
+                    .map_or(text.len(), |i| keyword + i)
+            });
+            (text, separator)
+        } else {
+            ("", 0)
+        };
         match step {
             Step::CallLine => on_event(CtlEvent::CallStart {
-                id: token(&body[first..second]),
-                name: token(body.get(second + 1..).unwrap_or_default()),
+                id: text.get(keyword..separator).unwrap_or_default(),
+                name: text.get(separator + 1..).unwrap_or_default(),
             }),
             Step::ArgLine { len } => {
                 on_event(CtlEvent::ArgStart {
-                    key: token(&body[first..second]),
+                    key: text.get(keyword..separator).unwrap_or_default(),
                     len,
                 });
                 if len == 0 {
@@ -172,8 +180,8 @@ impl PushParser for CtlParser {
             }
             // A header line: whole at once when it is all here, else stepped until it ends or
             // the chunk does.
-            if let Some((len, step)) = self.machine.take_line(&chunk[at..]) {
-                self.header_line(&chunk[at..at + len], step, on_event);
+            if let Some((len, step, separator)) = self.machine.take_line(&chunk[at..]) {
+                self.header_line(&chunk[at..at + len], step, Some(separator), on_event);
                 at += len;
                 continue;
             }
@@ -187,7 +195,7 @@ impl PushParser for CtlParser {
                 let step = self.machine.step(chunk[at])?;
                 at += 1;
                 if step != Step::Header {
-                    self.header_line(&chunk[line_start..at], step, on_event);
+                    self.header_line(&chunk[line_start..at], step, None, on_event);
                     break;
                 }
             }
