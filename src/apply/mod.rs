@@ -22,7 +22,9 @@ pub mod workspace;
 
 pub use error::{ApplyError, ErrorKind};
 pub use patch::{apply_operations, Failure, PatchSession, Policy};
-pub use stream::{apply_diff_stream, apply_patch_stream, DiffStream, PatchStream};
+pub use stream::{
+    apply_diff_stream, apply_patch_stream, CheckedStream, DiffStream, PatchStream, UnitCheck,
+};
 pub use transaction::{Change, ChangeKind, Transaction};
 pub use udiff::{DiffOptions, DiffSession};
 pub use workspace::{PathError, Workspace};

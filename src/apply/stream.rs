@@ -118,8 +118,13 @@ pub fn apply_patch_stream<P>(
 where
     P: for<'e> PushParser<Event<'e> = PatchEvent<'e>>,
 {
-    let mut stream = PatchStream::new(ws, policy);
-    let outcome = drive(parser, input, chunk, &mut stream, on_failure);
+    let (outcome, stream) = drive(
+        parser,
+        input,
+        chunk,
+        PatchStream::new(ws, policy),
+        on_failure,
+    );
     stream.finish(&outcome.verdict)
 }
 
@@ -198,15 +203,22 @@ pub fn apply_diff_stream<P>(
 where
     P: for<'e> PushParser<Event<'e> = UdiffEvent<'e>>,
 {
-    let mut stream = DiffStream::new(ws, options);
-    let outcome = drive(parser, input, chunk, &mut stream, on_failure);
+    let (outcome, stream) = drive(
+        parser,
+        input,
+        chunk,
+        DiffStream::new(ws, options),
+        on_failure,
+    );
     stream.finish(&outcome.verdict)
 }
 
 /// What the two streaming checkers have in common: they take a parser's events and remember
 /// the first failure.
-trait UnitCheck<E> {
+pub trait UnitCheck<E> {
+    /// Takes one event.
     fn take(&mut self, event: &E);
+    /// The first unit that failed, if any.
     fn first_failure(&self) -> Option<&ApplyError>;
 }
 
@@ -230,39 +242,81 @@ impl<'e> UnitCheck<UdiffEvent<'e>> for DiffStream {
     }
 }
 
-/// Feeds `input` to `parser` in pieces of `chunk` bytes (all at once for 0), handing every
-/// event to `stream`; calls `on_failure` once, the moment the first unit fails, with the bytes
-/// pushed so far. Returns the parser's outcome; the caller commits.
-fn drive<P, S>(
-    mut parser: P,
-    input: &[u8],
-    chunk: usize,
-    stream: &mut S,
-    mut on_failure: impl FnMut(&ApplyError, u64),
-) -> crate::contract::Outcome<P::ErrorKind>
+/// A parser and a streaming checker driven together, chunk by chunk, for callers whose bytes
+/// arrive from a reader or a model rather than a slice.
+pub struct CheckedStream<P, S> {
+    parser: P,
+    stream: S,
+    reported: bool,
+}
+
+impl<P, S> CheckedStream<P, S>
 where
     P: PushParser,
     S: for<'e> UnitCheck<P::Event<'e>>,
 {
-    let mut reported = false;
+    /// Pairs `parser` with `stream`.
+    pub fn new(parser: P, stream: S) -> Self {
+        CheckedStream {
+            parser,
+            stream,
+            reported: false,
+        }
+    }
+
+    /// Pushes the next chunk. The first time a unit fails, `on_failure` hears of it with the
+    /// bytes pushed so far. Returns `false` once the parser has refused a byte.
+    pub fn push(&mut self, piece: &[u8], on_failure: &mut impl FnMut(&ApplyError, u64)) -> bool {
+        let stream = &mut self.stream;
+        let _ = self.parser.push(piece, &mut |e| stream.take(&e));
+        if let (Some(e), false) = (self.stream.first_failure(), self.reported) {
+            self.reported = true;
+            on_failure(e, self.parser.consumed());
+        }
+        self.parser.error().is_none()
+    }
+
+    /// Whether a failure has been reported through `push`.
+    pub fn reported(&self) -> bool {
+        self.reported
+    }
+
+    /// Ends the stream: the parser's outcome and the checker, ready to commit.
+    pub fn finish(self) -> (crate::contract::Outcome<P::ErrorKind>, S) {
+        let mut stream = self.stream;
+        let outcome = self.parser.finish(&mut |e| stream.take(&e));
+        (outcome, stream)
+    }
+}
+
+/// Feeds `input` to `parser` in pieces of `chunk` bytes (all at once for 0), checking every
+/// event with `stream`; `on_failure` hears of the first failure once, the moment it is known.
+fn drive<P, S>(
+    parser: P,
+    input: &[u8],
+    chunk: usize,
+    stream: S,
+    mut on_failure: impl FnMut(&ApplyError, u64),
+) -> (crate::contract::Outcome<P::ErrorKind>, S)
+where
+    P: PushParser,
+    S: for<'e> UnitCheck<P::Event<'e>>,
+{
+    let mut checked = CheckedStream::new(parser, stream);
     let size = if chunk == 0 {
         input.len().max(1)
     } else {
         chunk
     };
     for piece in input.chunks(size) {
-        let _ = parser.push(piece, &mut |e| stream.take(&e));
-        if let (Some(e), false) = (stream.first_failure(), reported) {
-            reported = true;
-            on_failure(e, parser.consumed());
-        }
-        if parser.error().is_some() {
+        if !checked.push(piece, &mut on_failure) {
             break;
         }
     }
-    let outcome = parser.finish(&mut |e| stream.take(&e));
+    let reported = checked.reported();
+    let (outcome, stream) = checked.finish();
     if let (Some(e), false) = (stream.first_failure(), reported) {
         on_failure(e, outcome.consumed);
     }
-    outcome
+    (outcome, stream)
 }

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use clap::ValueEnum;
 
-use frontier::apply::{Change, DiffOptions, Policy, Workspace};
+use frontier::apply::{Change, CheckedStream, DiffOptions, Policy, UnitCheck, Workspace};
 use frontier::contract::PushParser;
 use frontier::udiff::{UdiffEvent, UdiffParser};
 
@@ -87,30 +87,37 @@ pub fn run(args: Args) -> Result<i32, String> {
     }
 }
 
-fn run_patch<P>(mut parser: P, args: &Args, ws: Workspace, policy: Policy) -> Result<i32, String>
+/// Reads the patch as it arrives and checks each unit the moment it is confirmed, saying so
+/// at once when one fails, while the rest of the patch may still be arriving. Returns the
+/// outcome, the checker (to commit) and whether a failure was already said.
+fn check_as_it_arrives<P, S>(
+    parser: P,
+    stream: S,
+    args: &Args,
+) -> Result<(frontier::contract::Outcome<P::ErrorKind>, S, bool), String>
+where
+    P: PushParser,
+    S: for<'e> UnitCheck<P::Event<'e>>,
+{
+    let mut checked = CheckedStream::new(parser, stream);
+    let mut say = |e: &frontier::apply::ApplyError, at: u64| {
+        eprintln!("frontier: cannot apply (known after {at} bytes): {e}");
+    };
+    as_it_arrives(&args.file, args.chunk, |piece| {
+        checked.push(piece, &mut say)
+    })
+    .map_err(|e| format!("cannot read {}: {e}", args.file))?;
+    let reported = checked.reported();
+    let (outcome, stream) = checked.finish();
+    Ok((outcome, stream, reported))
+}
+
+fn run_patch<P>(parser: P, args: &Args, ws: Workspace, policy: Policy) -> Result<i32, String>
 where
     P: for<'e> PushParser<Event<'e> = frontier::apply_patch::PatchEvent<'e>>,
 {
-    let mut stream = frontier::apply::PatchStream::new(ws, policy);
-    let mut reported = false;
-    as_it_arrives(&args.file, args.chunk, |piece| {
-        let _ = parser.push(piece, &mut |e| {
-            let _ = stream.on_event(&e);
-        });
-        if let (Some(e), false) = (stream.failure(), reported) {
-            // Said the moment it is known, while the rest of the patch may still be arriving.
-            reported = true;
-            eprintln!(
-                "frontier: cannot apply (known after {} bytes): {e}",
-                parser.consumed()
-            );
-        }
-        parser.error().is_none()
-    })
-    .map_err(|e| format!("cannot read {}: {e}", args.file))?;
-    let outcome = parser.finish(&mut |e| {
-        let _ = stream.on_event(&e);
-    });
+    let stream = frontier::apply::PatchStream::new(ws, policy);
+    let (outcome, stream, reported) = check_as_it_arrives(parser, stream, args)?;
     let result = stream.finish(&outcome.verdict);
     match result {
         Ok(changes) => {
@@ -130,7 +137,7 @@ where
     }
 }
 
-fn run_diff<P>(mut parser: P, args: &Args, ws: Workspace) -> Result<i32, String>
+fn run_diff<P>(parser: P, args: &Args, ws: Workspace) -> Result<i32, String>
 where
     P: for<'e> PushParser<Event<'e> = UdiffEvent<'e>>,
 {
@@ -138,25 +145,8 @@ where
         strip: args.strip,
         fuzz: args.fuzz,
     };
-    let mut stream = frontier::apply::DiffStream::new(ws, options);
-    let mut reported = false;
-    as_it_arrives(&args.file, args.chunk, |piece| {
-        let _ = parser.push(piece, &mut |e| {
-            let _ = stream.on_event(&e);
-        });
-        if let (Some(e), false) = (stream.failure(), reported) {
-            reported = true;
-            eprintln!(
-                "frontier: cannot apply (known after {} bytes): {e}",
-                parser.consumed()
-            );
-        }
-        parser.error().is_none()
-    })
-    .map_err(|e| format!("cannot read {}: {e}", args.file))?;
-    let outcome = parser.finish(&mut |e| {
-        let _ = stream.on_event(&e);
-    });
+    let stream = frontier::apply::DiffStream::new(ws, options);
+    let (outcome, stream, reported) = check_as_it_arrives(parser, stream, args)?;
     match stream.finish(&outcome.verdict) {
         Ok(changes) => {
             print_changes(&changes);
