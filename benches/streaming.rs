@@ -16,21 +16,11 @@ use std::path::Path;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use frontier::contract::PushParser;
 use frontier::ctl::{CallAssembler, CtlParser};
-use frontier::truncation::framing::{frame, Framed};
+use frontier::truncation::framing::{load_dir, Framed};
 use frontier::truncation::heal::heal;
 
 fn corpus() -> Vec<Framed> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/truncation");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .map(|p| frame(&serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()).unwrap())
-        .collect()
+    load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/truncation")).unwrap()
 }
 
 fn ctl(streams: &[Vec<u8>], chunk: usize) -> usize {

@@ -80,6 +80,16 @@ pub enum Verdict<K> {
 }
 
 impl<K> Verdict<K> {
+    /// The verdict of a stream ending now: its sticky error if it has one, else complete when
+    /// the input is a sentence and incomplete when it is a cut-off prefix.
+    pub fn at_end(error: Option<ParseError<K>>, accepting: bool) -> Verdict<K> {
+        match error {
+            Some(error) => Verdict::Error(error),
+            None if accepting => Verdict::Complete,
+            None => Verdict::Incomplete,
+        }
+    }
+
     /// `complete`, `incomplete` or `error`: the names the CLI prints.
     pub fn as_str(&self) -> &'static str {
         match self {

@@ -2,22 +2,12 @@
 
 use std::path::Path;
 
-use frontier::truncation::framing::{frame, Framed};
+use frontier::truncation::framing::{load_dir, Framed};
 use frontier::truncation::runtimes::{JsonHealing, Runtime};
 use frontier::truncation::{self, Tally};
 
 fn shipped() -> Vec<Framed> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/truncation");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .map(|p| frame(&serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()).unwrap())
-        .collect()
+    load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/truncation")).unwrap()
 }
 
 fn tally(report: &truncation::Report, name: &str) -> Tally {

@@ -276,11 +276,7 @@ impl PushParser for CodexParser {
     where
         F: for<'e> FnMut(PatchEvent<'e>),
     {
-        let verdict = match self.machine.error() {
-            Some(error) => Verdict::Error(error),
-            None if self.machine.accepting() => Verdict::Complete,
-            None => Verdict::Incomplete,
-        };
+        let verdict = Verdict::at_end(self.machine.error(), self.machine.accepting());
         if verdict == Verdict::Complete {
             if self.machine.tail_alive() {
                 // The held closing line is the last line: what follows it is whitespace.

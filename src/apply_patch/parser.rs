@@ -141,11 +141,7 @@ impl PushParser for StrictParser {
     where
         F: for<'e> FnMut(PatchEvent<'e>),
     {
-        let verdict = match self.machine.error() {
-            Some(error) => Verdict::Error(error),
-            None if self.machine.accepting() => Verdict::Complete,
-            None => Verdict::Incomplete,
-        };
+        let verdict = Verdict::at_end(self.machine.error(), self.machine.accepting());
         Outcome {
             verdict,
             consumed: self.consumed(),

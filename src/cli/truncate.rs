@@ -32,27 +32,6 @@ fn default_corpus() -> PathBuf {
     }
 }
 
-fn load(dir: &Path) -> Result<Vec<framing::Framed>, String> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        return Err(format!("{}: no .json streams", dir.display()));
-    }
-    files
-        .iter()
-        .map(|path| {
-            let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let value =
-                serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-            framing::frame(&value).map_err(|e| format!("{}: {e}", path.display()))
-        })
-        .collect()
-}
-
 struct Baselines<'a>(&'a Report);
 
 impl Serialize for Baselines<'_> {
@@ -93,7 +72,7 @@ fn table(report: &Report) -> String {
 
 pub fn run(args: Args) -> Result<i32, String> {
     let dir = args.corpus.unwrap_or_else(default_corpus);
-    let corpus = load(&dir)?;
+    let corpus = framing::load_dir(&dir)?;
     let show_progress = std::io::stderr().is_terminal();
     let report = truncation::run(&corpus, |done, total| {
         if show_progress {

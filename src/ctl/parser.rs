@@ -207,11 +207,7 @@ impl PushParser for CtlParser {
     where
         F: for<'e> FnMut(CtlEvent<'e>),
     {
-        let verdict = match self.machine.error() {
-            Some(error) => Verdict::Error(error),
-            None if self.machine.accepting() => Verdict::Complete,
-            None => Verdict::Incomplete,
-        };
+        let verdict = Verdict::at_end(self.machine.error(), self.machine.accepting());
         Outcome {
             verdict,
             consumed: self.consumed(),

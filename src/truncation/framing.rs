@@ -1,6 +1,8 @@
 //! One list of tool calls, framed two ways: as CTL and as a JSON array, with the offset at
 //! which each call's encoding ends in each framing.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::Value;
 
 use crate::ctl::ToolCall;
@@ -78,4 +80,27 @@ pub fn frame(source: &Value) -> Result<Framed, String> {
         json,
         json_ends,
     })
+}
+
+/// Frames every stream of a directory: each `.json` file, in name order, is a JSON array of
+/// `{"id", "name", "arguments"}` calls.
+pub fn load_dir(dir: &Path) -> Result<Vec<Framed>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("{}: no .json streams", dir.display()));
+    }
+    files
+        .iter()
+        .map(|path| {
+            let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let value =
+                serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            frame(&value).map_err(|e| format!("{}: {e}", path.display()))
+        })
+        .collect()
 }
