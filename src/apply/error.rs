@@ -173,3 +173,37 @@ impl fmt::Display for ApplyError {
 }
 
 impl std::error::Error for ApplyError {}
+
+/// The first failure of a session. Once one step fails, every later step returns the same
+/// error, so a stream's first failure is the one reported, whatever arrives after it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FirstFailure(Option<ApplyError>);
+
+impl FirstFailure {
+    /// The failure, if there was one.
+    pub(crate) fn get(&self) -> Option<&ApplyError> {
+        self.0.as_ref()
+    }
+
+    /// `Err` with the failure, if there was one: the check at the start of every step.
+    pub(crate) fn check(&self) -> Result<(), ApplyError> {
+        match &self.0 {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
+    /// Passes `r` through, remembering it if it is a failure. (Steps check first, so after
+    /// a failure no step gets this far.)
+    pub(crate) fn record<T>(&mut self, r: Result<T, ApplyError>) -> Result<T, ApplyError> {
+        if let Err(e) = &r {
+            self.0 = Some(e.clone());
+        }
+        r
+    }
+
+    /// The failure, by value.
+    pub(crate) fn into_inner(self) -> Option<ApplyError> {
+        self.0
+    }
+}

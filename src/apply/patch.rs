@@ -18,7 +18,7 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
-use super::error::{ApplyError, ErrorKind};
+use super::error::{ApplyError, ErrorKind, FirstFailure};
 use super::seek::{Lines, Pass};
 use super::transaction::{Change, Presence, Transaction};
 use super::workspace::Workspace;
@@ -76,7 +76,7 @@ pub struct PatchSession {
     tx: Transaction,
     policy: Policy,
     open: Option<OpenUpdate>,
-    failed: Option<ApplyError>,
+    failed: FirstFailure,
     operations: usize,
 }
 
@@ -87,7 +87,7 @@ impl PatchSession {
             tx: Transaction::new(ws),
             policy,
             open: None,
-            failed: None,
+            failed: FirstFailure::default(),
             operations: 0,
         }
     }
@@ -99,22 +99,19 @@ impl PatchSession {
 
     /// The first failure, if there was one.
     pub fn failure(&self) -> Option<&ApplyError> {
-        self.failed.as_ref()
+        self.failed.get()
     }
 
+    /// Remembers a failure and drops the file it was working on.
     fn guard<T>(&mut self, r: Result<T, ApplyError>) -> Result<T, ApplyError> {
-        if let Err(e) = &r {
+        if r.is_err() {
             self.open = None;
-            self.failed = Some(e.clone());
         }
-        r
+        self.failed.record(r)
     }
 
     fn check_open(&self) -> Result<(), ApplyError> {
-        match &self.failed {
-            Some(e) => Err(e.clone()),
-            None => Ok(()),
-        }
+        self.failed.check()
     }
 
     /// Starts an Update of `path`: reads the file, so that chunks can be located as they come.
@@ -280,7 +277,7 @@ impl PatchSession {
     /// Writes what was staged. Under the safe policy, any failure means nothing is written;
     /// under the codex policy, the operations before the first failure are written.
     pub fn commit(self) -> Result<Vec<Change>, Failure> {
-        match (self.failed, self.policy) {
+        match (self.failed.into_inner(), self.policy) {
             (Some(error), Policy::Safe) => Err(Failure {
                 error: Box::new(error),
                 written: Vec::new(),

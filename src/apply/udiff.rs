@@ -18,7 +18,7 @@
 use std::path::PathBuf;
 
 use super::binary::{self, BinaryError};
-use super::error::{ApplyError, ErrorKind};
+use super::error::{ApplyError, ErrorKind, FirstFailure};
 use super::transaction::{Change, Presence, Transaction};
 use super::workspace::Workspace;
 use crate::udiff::units::{Binary, FileHeader, FilePatch, Hunk, HunkLine, LineKind};
@@ -170,7 +170,7 @@ pub struct DiffSession {
     tx: Transaction,
     options: DiffOptions,
     open: Option<OpenFile>,
-    failed: Option<ApplyError>,
+    failed: FirstFailure,
     files: usize,
 }
 
@@ -313,29 +313,26 @@ impl DiffSession {
             tx: Transaction::new(ws).prune_empty_dirs(true),
             options,
             open: None,
-            failed: None,
+            failed: FirstFailure::default(),
             files: 0,
         }
     }
 
     /// The first failure, if there was one.
     pub fn failure(&self) -> Option<&ApplyError> {
-        self.failed.as_ref()
+        self.failed.get()
     }
 
+    /// Remembers a failure and drops the file it was working on.
     fn guard<T>(&mut self, r: Result<T, ApplyError>) -> Result<T, ApplyError> {
-        if let Err(e) = &r {
+        if r.is_err() {
             self.open = None;
-            self.failed = Some(e.clone());
         }
-        r
+        self.failed.record(r)
     }
 
     fn check_open(&self) -> Result<(), ApplyError> {
-        match &self.failed {
-            Some(e) => Err(e.clone()),
-            None => Ok(()),
-        }
+        self.failed.check()
     }
 
     /// Starts a file patch once its header is known: checks the names and reads the file.
@@ -508,7 +505,7 @@ impl DiffSession {
 
     /// Writes everything staged, or nothing.
     pub fn commit(self) -> Result<Vec<Change>, ApplyError> {
-        if let Some(e) = self.failed {
+        if let Some(e) = self.failed.into_inner() {
             return Err(e);
         }
         if self.open.is_some() {
