@@ -1,6 +1,9 @@
 //! The apply_patch engine on units built by hand: safety (paths, atomicity), ambiguity, CRLF,
 //! Unicode folding, placement of pure additions, and the differences between the policies.
 
+mod apply_support;
+
+use apply_support::{read, workspace};
 use std::fs;
 use std::path::Path;
 
@@ -40,17 +43,6 @@ fn adding(path: &str, lines: &[&str]) -> FileOperation {
     }
 }
 
-/// A workspace holding `files`.
-fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, content) in files {
-        let p = dir.path().join(name);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, content).unwrap();
-    }
-    dir
-}
-
 /// Every file under `root`, relative path and content, sorted.
 fn tree(root: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
@@ -76,10 +68,6 @@ fn run(
     ops: &[FileOperation],
 ) -> Result<(), frontier::apply::Failure> {
     apply_operations(Workspace::new(dir.path()).unwrap(), policy, ops).map(|_| ())
-}
-
-fn read(dir: &tempfile::TempDir, name: &str) -> String {
-    fs::read_to_string(dir.path().join(name)).unwrap()
 }
 
 #[test]

@@ -2,6 +2,9 @@
 //! fuzz, `-p`, new, deleted and renamed files, modes, missing newlines, binary patches,
 //! atomicity and streaming.
 
+mod apply_support;
+
+use apply_support::{read, workspace};
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -77,26 +80,12 @@ fn git_patch(old: &str, new: &str, hunks: Vec<Hunk>) -> FilePatch {
     }
 }
 
-fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, content) in files {
-        let p = dir.path().join(name);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, content).unwrap();
-    }
-    dir
-}
-
 fn apply(
     dir: &tempfile::TempDir,
     options: DiffOptions,
     patches: &[FilePatch],
 ) -> Result<(), frontier::apply::ApplyError> {
     apply_file_patches(Workspace::new(dir.path()).unwrap(), options, patches).map(|_| ())
-}
-
-fn read(dir: &tempfile::TempDir, name: &str) -> String {
-    fs::read_to_string(dir.path().join(name)).unwrap()
 }
 
 fn numbered(n: usize) -> String {
