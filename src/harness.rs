@@ -1,4 +1,4 @@
-//! Drivers and contract checks shared by the CLI, the tests and the fuzz targets.
+//! Drivers and contract checks shared by the tests, the property tests and the fuzz targets.
 //!
 //! [`run`] feeds a whole input to a parser in chunks of a given size and returns what a
 //! consumer saw. The `check_*` functions state the contract's obligations as executable
@@ -243,9 +243,7 @@ pub fn check_prefixes<P: PushParser>(
 }
 
 /// Whether `prefix` is a prefix of `whole`, allowing the last data record of `prefix` to be a
-/// shorter piece of the corresponding record of `whole`. Events emitted by `finish` on a cut
-/// stream are excluded by the caller's choice of parser: a prefix may confirm at its end only
-/// what the whole stream confirms at the same place.
+/// shorter piece of the corresponding record of `whole` (a data value cut by the prefix).
 pub fn records_are_prefix(prefix: &[Record], whole: &[Record]) -> bool {
     if prefix.len() > whole.len() {
         return false;
