@@ -14,9 +14,11 @@
 //! - [`json_baseline`]: the JSON-buffer framing CTL is measured against.
 //!
 //! [`event`] gives every language's events one printable, comparable form, and [`harness`]
-//! holds the drivers and contract checks that the CLI, the tests and the fuzz targets share.
+//! holds the drivers and contract checks that the tests and the fuzz targets share.
 //! [`apply`] applies the patches the parsers confirm to a workspace: unit by unit as they are
-//! confirmed, all or nothing at the end.
+//! confirmed, all or nothing at the end. [`agent`] is the loop that executes only confirmed
+//! tool calls, and [`truncation`] the experiment that compares it with JSON framings cut off
+//! at every byte.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
