@@ -81,7 +81,7 @@ fn call_ends(turns: &[Turn]) -> Vec<(String, usize)> {
             at += 1;
             let mut ended = false;
             let pushed = parser.push(&[b], &mut |e| match e {
-                CtlEvent::CallStart { id: i, .. } => id = i.to_owned(),
+                CtlEvent::CallStart { id: i, .. } => id = i.as_str().to_owned(),
                 CtlEvent::CallEnd => ended = true,
                 _ => {}
             });

@@ -37,14 +37,14 @@ impl CallAssembler {
         match *event {
             CtlEvent::CallStart { id, name } => {
                 self.current = Some(ToolCall {
-                    id: id.to_owned(),
-                    name: name.to_owned(),
+                    id: id.as_str().to_owned(),
+                    name: name.as_str().to_owned(),
                     args: Vec::new(),
                 });
             }
             CtlEvent::ArgStart { key, len } => {
                 self.key.clear();
-                self.key.push_str(key);
+                self.key.push_str(key.as_str());
                 // `len` is already checked against `max_arg` by the parser.
                 self.body = BytesMut::with_capacity(len as usize);
             }

@@ -1,29 +1,309 @@
 //! The CTL recogniser: grammar and limits as a `Copy` state machine.
 //!
+//! The grammar is a small automaton over byte classes. A [`Node`] is a position in a header
+//! line (what has been read of it), or `Body`, or `Dead` after an error:
+//!
 //! ```text
-//!            "call "          id        SP       name       LF
-//! Between ──────────▶ Token(Id) ──▶ … ──▶ Token(Name) ──▶ … ──▶ InFrame
-//!    ▲                                                            │ "arg "  key SP nbytes LF
-//!    │ "end\n"                                                    ├──────────────────────────▶ Body(n) ─▶ InFrame
-//!    └────────────────────────────────────────────────────────────┘
+//!          "call "             id  SP             name  LF
+//! Between ─────────▶ IdStart ─▶ Id ──▶ NameStart ─▶ Name ──▶ InFrame
+//!    ▲                                                          │ "arg "  key SP  nbytes  LF
+//!    │ "end\n"                                                  ├────────────────────────────▶ Body ─▶ InFrame
+//!    └──────────────────────────────────────────────────────────┘
 //! ```
 //!
-//! Every header state knows the fewest bytes that can still finish its line
-//! ([`State::min_rest`]), so the line limit is checked per transition: a byte is allowed only
-//! if the line can still end within `max_line` after it.
+//! Everything is derived at compile time from one function, [`grammar`]: the transition table
+//! [`NEXT`] (a header byte is one lookup), and the allowed sets.
+//!
+//! The limits are not in the automaton: they depend on the line so far. Every node knows the
+//! fewest bytes that can still finish its line ([`min_rest`]), so `max_line` is one comparison
+//! per byte (a byte is taken only if the line can still end within `max_line` after it), and
+//! `allowed()` is one lookup in [`ALLOWED_WITHIN`], the node's bytes whose successor still fits
+//! in the room left, narrowed inside `nbytes` to the digits that keep it within `max_arg`.
+//! Nothing is recomputed per byte, and the machine stays a few words to copy.
 
 use crate::byteset::ByteSet;
 use crate::contract::ParseError;
 
 use super::{CtlErrorKind, Limits, TOKEN_CHARS};
 
+/// A position in the grammar: what has been read of the current line, or where else the
+/// machine is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Node {
+    /// At a frame boundary: the stream so far is a sentence, and `call` comes next.
+    Between,
+    /// `c` of `call ` read.
+    C,
+    /// `ca` read.
+    Ca,
+    /// `cal` read.
+    Cal,
+    /// `call` read; SP comes next.
+    Call,
+    /// `call ` read: the id's first character comes next.
+    IdStart,
+    /// Inside the id.
+    Id,
+    /// After the id's SP: the name's first character comes next.
+    NameStart,
+    /// Inside the name.
+    Name,
+    /// At the start of a line inside a frame: `arg` or `end` comes next.
+    InFrame,
+    /// `a` of `arg ` read.
+    A,
+    /// `ar` read.
+    Ar,
+    /// `arg` read; SP comes next.
+    Arg,
+    /// `arg ` read: the key's first character comes next.
+    KeyStart,
+    /// Inside the key.
+    Key,
+    /// After the key's SP: the first digit of `nbytes` comes next.
+    SizeStart,
+    /// `nbytes` is `0`: only LF may follow (no leading zeros).
+    SizeZero,
+    /// Inside a nonzero `nbytes`.
+    Size,
+    /// `e` of `end\n` read.
+    E,
+    /// `en` read.
+    En,
+    /// `end` read; LF comes next.
+    End,
+    /// Inside an argument body.
+    Body,
+    /// After an error: nothing more is taken.
+    Dead,
+}
+
+const NODES: usize = Node::Dead as usize + 1;
+
+/// Every node, in declaration order (`ALL_NODES[n as usize] == n`).
+const ALL_NODES: [Node; NODES] = {
+    use Node::*;
+    [
+        Between, C, Ca, Cal, Call, IdStart, Id, NameStart, Name, InFrame, A, Ar, Arg, KeyStart,
+        Key, SizeStart, SizeZero, Size, E, En, End, Body, Dead,
+    ]
+};
+
+/// What a byte is to the grammar.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Class {
+    /// The letters the keywords spell (token characters too).
+    C,
+    A,
+    L,
+    R,
+    G,
+    E,
+    N,
+    D,
+    /// `0`.
+    Zero,
+    /// `1` to `9`.
+    NonZero,
+    /// Any other token character.
+    Token,
+    /// SP.
+    Space,
+    /// LF.
+    Lf,
+    /// Anything else.
+    Other,
+}
+
+const CLASSES: usize = Class::Other as usize + 1;
+
+/// Every class, in declaration order.
+const ALL_CLASSES: [Class; CLASSES] = {
+    use Class::*;
+    [
+        C, A, L, R, G, E, N, D, Zero, NonZero, Token, Space, Lf, Other,
+    ]
+};
+
+const fn class_of(byte: u8) -> Class {
+    match byte {
+        b'c' => Class::C,
+        b'a' => Class::A,
+        b'l' => Class::L,
+        b'r' => Class::R,
+        b'g' => Class::G,
+        b'e' => Class::E,
+        b'n' => Class::N,
+        b'd' => Class::D,
+        b'0' => Class::Zero,
+        b'1'..=b'9' => Class::NonZero,
+        b' ' => Class::Space,
+        b'\n' => Class::Lf,
+        _ if TOKEN_CHARS.contains(byte) => Class::Token,
+        _ => Class::Other,
+    }
+}
+
+/// The class of every byte.
+const CLASS: [Class; 256] = {
+    let mut table = [Class::Other; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = class_of(b as u8);
+        b += 1;
+    }
+    table
+};
+
+/// The bytes of every class.
+const CLASS_BYTES: [ByteSet; CLASSES] = {
+    let mut sets = [ByteSet::EMPTY; CLASSES];
+    let mut b = 0;
+    while b < 256 {
+        let class = CLASS[b] as usize;
+        sets[class] = sets[class].with(b as u8);
+        b += 1;
+    }
+    sets
+};
+
+/// The grammar: where a byte of `class` leads from `node`, `Dead` where it is refused. The
+/// limits are checked apart (see [`min_rest`]); an LF after `nbytes` leads to `InFrame`, and
+/// the machine enters `Body` instead when `nbytes` is not zero.
+const fn grammar(node: Node, class: Class) -> Node {
+    use Class as K;
+    use Node::*;
+    let token = !matches!(class, K::Space | K::Lf | K::Other);
+    match (node, class) {
+        (Between, K::C) => C,
+        (C, K::A) => Ca,
+        (Ca, K::L) => Cal,
+        (Cal, K::L) => Call,
+        (Call, K::Space) => IdStart,
+        (IdStart | Id, _) if token => Id,
+        (Id, K::Space) => NameStart,
+        (NameStart | Name, _) if token => Name,
+        (Name, K::Lf) => InFrame,
+        (InFrame, K::A) => A,
+        (InFrame, K::E) => E,
+        (A, K::R) => Ar,
+        (Ar, K::G) => Arg,
+        (Arg, K::Space) => KeyStart,
+        (KeyStart | Key, _) if token => Key,
+        (Key, K::Space) => SizeStart,
+        (SizeStart, K::Zero) => SizeZero,
+        (SizeStart | Size, K::Zero | K::NonZero) => Size,
+        (SizeZero | Size, K::Lf) => InFrame,
+        (E, K::N) => En,
+        (En, K::D) => End,
+        (End, K::Lf) => Between,
+        (Body, _) => Body,
+        _ => Dead,
+    }
+}
+
+/// The fewest bytes, LF included, that can still finish the line at `node`.
+const fn min_rest(node: Node) -> u8 {
+    use Node::*;
+    match node {
+        Between | InFrame | Body | Dead => 0,
+        // "call " id SP name LF
+        C => 8,
+        Ca => 7,
+        Cal => 6,
+        Call => 5,
+        IdStart => 4,
+        Id => 3,
+        NameStart => 2,
+        Name => 1,
+        // "arg " key SP digit LF
+        A => 7,
+        Ar => 6,
+        Arg => 5,
+        KeyStart => 4,
+        Key => 3,
+        SizeStart => 2,
+        SizeZero | Size => 1,
+        // "end\n"
+        E => 3,
+        En => 2,
+        End => 1,
+    }
+}
+
+/// `NEXT[node][class]`: the grammar as a table.
+const NEXT: [[Node; CLASSES]; NODES] = {
+    let mut table = [[Node::Dead; CLASSES]; NODES];
+    let mut n = 0;
+    while n < NODES {
+        let mut c = 0;
+        while c < CLASSES {
+            table[n][c] = grammar(ALL_NODES[n], ALL_CLASSES[c]);
+            c += 1;
+        }
+        n += 1;
+    }
+    table
+};
+
+/// `MIN_REST[node]`: [`min_rest`] as a table.
+const MIN_REST: [u8; NODES] = {
+    let mut table = [0; NODES];
+    let mut n = 0;
+    while n < NODES {
+        table[n] = min_rest(ALL_NODES[n]);
+        n += 1;
+    }
+    table
+};
+
+/// `MOVES_ALONG[next]`: whether entering `next` only moves along the line, with nothing to
+/// record: not the end of a line (`Between`, `InFrame`, `Body`), not a digit of a nonzero
+/// `nbytes` (`Size`), not a refusal (`Dead`).
+const MOVES_ALONG: [bool; NODES] = {
+    let mut table = [true; NODES];
+    let mut n = 0;
+    while n < NODES {
+        table[n] = !matches!(
+            ALL_NODES[n],
+            Node::Between | Node::InFrame | Node::Body | Node::Size | Node::Dead
+        );
+        n += 1;
+    }
+    table
+};
+
+/// The largest [`min_rest`]: with this much room left, every byte the grammar allows fits.
+const ROOM_CAP: usize = 8;
+
+/// `ALLOWED_WITHIN[node][room]`: the bytes the grammar allows at `node` after which the line
+/// can still end within `room` more bytes (`room` capped at [`ROOM_CAP`]).
+const ALLOWED_WITHIN: [[ByteSet; ROOM_CAP + 1]; NODES] = {
+    let mut table = [[ByteSet::EMPTY; ROOM_CAP + 1]; NODES];
+    let mut n = 0;
+    while n < NODES {
+        let mut room = 0;
+        while room <= ROOM_CAP {
+            let mut c = 0;
+            while c < CLASSES {
+                let next = NEXT[n][c];
+                if !matches!(next, Node::Dead) && MIN_REST[next as usize] as usize <= room {
+                    table[n][room] = table[n][room].union(CLASS_BYTES[c]);
+                }
+                c += 1;
+            }
+            room += 1;
+        }
+        n += 1;
+    }
+    table
+};
+
 const DIGITS: ByteSet = ByteSet::range(b'0', b'9');
 
-/// [`TOKEN_CHARS`] as a table, for the token-run fast path.
-const IS_TOKEN: [bool; 256] = TOKEN_CHARS.table();
-
-/// `DIGITS_UP_TO[t]` is the digits `0..=t`: the next digits of `nbytes` that stay within
-/// `max_arg`, looked up instead of built at query time.
+/// `DIGITS_UP_TO[t]` is the digits `0..=t`.
 const DIGITS_UP_TO: [ByteSet; 10] = {
     let mut sets = [ByteSet::EMPTY; 10];
     let mut top = 0;
@@ -34,78 +314,8 @@ const DIGITS_UP_TO: [ByteSet; 10] = {
     sets
 };
 
-/// A keyword a line starts with, SP or LF included.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Word {
-    Call,
-    Arg,
-    End,
-}
-
-impl Word {
-    const fn text(self) -> &'static [u8] {
-        match self {
-            Word::Call => b"call ",
-            Word::Arg => b"arg ",
-            Word::End => b"end\n",
-        }
-    }
-}
-
-/// Which token a run of token characters is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Field {
-    Id,
-    Name,
-    Key,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    /// At a frame boundary: the stream so far is a sentence.
-    Between,
-    /// At the start of a line inside a frame: `arg` or `end` comes next.
-    InFrame,
-    /// `matched` bytes of a keyword seen.
-    Word { word: Word, matched: u8 },
-    /// Inside a token; `empty` until its first character.
-    Token { field: Field, empty: bool },
-    /// Inside `nbytes`; `digits` seen so far, with their value.
-    Size { value: u64, digits: u8 },
-    /// Inside an argument body with `remaining` bytes to go.
-    Body { remaining: u64 },
-}
-
-impl State {
-    /// The fewest bytes, LF included, that can still finish the current header line.
-    const fn min_rest(self) -> u32 {
-        match self {
-            State::Between | State::InFrame | State::Body { .. } => 0,
-            // "call " id SP name LF, "arg " key SP digit LF, "end\n"
-            State::Word {
-                word: Word::Call,
-                matched,
-            } => 9 - matched as u32,
-            State::Word {
-                word: Word::Arg,
-                matched,
-            } => 8 - matched as u32,
-            State::Word {
-                word: Word::End,
-                matched,
-            } => 4 - matched as u32,
-            State::Token {
-                field: Field::Id | Field::Key,
-                empty,
-            } => 3 + empty as u32,
-            State::Token {
-                field: Field::Name,
-                empty,
-            } => 1 + empty as u32,
-            State::Size { digits, .. } => 1 + (digits == 0) as u32,
-        }
-    }
-}
+/// [`TOKEN_CHARS`] as a table, for the whole-line path.
+const IS_TOKEN: [bool; 256] = TOKEN_CHARS.table();
 
 /// What one byte did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,17 +339,16 @@ pub enum Step {
 }
 
 /// The CTL recogniser: a few words of state, `Copy`, exact `allowed()` in constant time.
-///
-/// The allowed set is kept up to date after every transition, so that a decoder's query is one
-/// load; bulk paths (token runs, whole lines, bodies) update it once per run, not per byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CtlMachine {
-    state: State,
+    node: Node,
+    /// Bytes of the current, unfinished header line.
     line_len: u32,
-    limits: Limits,
+    /// Inside `nbytes`, its value so far; inside a body, the bytes still owed; else 0.
+    count: u64,
     consumed: u64,
+    limits: Limits,
     error: Option<ParseError<CtlErrorKind>>,
-    allowed: ByteSet,
 }
 
 impl Default for CtlMachine {
@@ -151,16 +360,14 @@ impl Default for CtlMachine {
 impl CtlMachine {
     /// A machine at the start of a stream.
     pub fn new(limits: Limits) -> CtlMachine {
-        let mut machine = CtlMachine {
-            state: State::Between,
+        CtlMachine {
+            node: Node::Between,
             line_len: 0,
-            limits,
+            count: 0,
             consumed: 0,
+            limits,
             error: None,
-            allowed: ByteSet::EMPTY,
-        };
-        machine.allowed = machine.compute_allowed();
-        machine
+        }
     }
 
     /// The limits this machine enforces.
@@ -185,39 +392,35 @@ impl CtlMachine {
 
     /// Whether the stream so far ends at a frame boundary.
     pub fn accepting(&self) -> bool {
-        self.error.is_none() && self.state == State::Between
+        self.node == Node::Between
     }
 
     /// Body bytes still owed by the current argument (0 outside a body).
     pub fn body_remaining(&self) -> u64 {
-        match self.state {
-            State::Body { remaining } => remaining,
+        match self.node {
+            Node::Body => self.count,
             _ => 0,
         }
     }
 
-    /// Whether a header line could still end within `max_line` after one more byte that
-    /// leads to `next`.
+    /// The bytes that may come next. Empty after an error.
     #[inline]
-    fn fits(&self, next: State) -> bool {
-        self.line_len as u64 + 1 + next.min_rest() as u64 <= self.limits.max_line as u64
-    }
-
-    fn set_if_fits(&self, set: ByteSet, next: State) -> ByteSet {
-        if self.fits(next) {
-            set
-        } else {
-            ByteSet::EMPTY
+    pub fn allowed(&self) -> ByteSet {
+        let Some(room) = (self.limits.max_line as u64).checked_sub(self.line_len as u64 + 1) else {
+            return ByteSet::EMPTY;
+        };
+        let set = ALLOWED_WITHIN[self.node as usize][room.min(ROOM_CAP as u64) as usize];
+        match self.node {
+            Node::SizeStart | Node::Size => set
+                .difference(DIGITS)
+                .union(set.intersection(self.digits_within_bound())),
+            _ => set,
         }
     }
 
-    /// The digits that may extend `nbytes`: those that keep it within `max_arg`, and none
-    /// after a leading `0`.
-    fn digits_within_bound(&self, value: u64, digits: u8) -> ByteSet {
-        if digits == 1 && value == 0 {
-            return ByteSet::EMPTY; // no leading zeros
-        }
-        match value.checked_mul(10) {
+    /// The digits that may extend `nbytes` and keep it within `max_arg`.
+    fn digits_within_bound(&self) -> ByteSet {
+        match self.count.checked_mul(10) {
             Some(base) if base <= self.limits.max_arg => {
                 DIGITS_UP_TO[(self.limits.max_arg - base).min(9) as usize]
             }
@@ -225,222 +428,159 @@ impl CtlMachine {
         }
     }
 
-    /// The bytes that may come next. Empty after an error.
-    #[inline]
-    pub fn allowed(&self) -> ByteSet {
-        self.allowed
-    }
-
-    /// Moves to `next` after `bytes` more bytes of the same header line (`line_done` when
-    /// they ended it) and refreshes the allowed set.
-    #[inline]
-    fn advance(&mut self, next: State, bytes: u32, line_done: bool) {
-        self.state = next;
-        self.consumed += bytes as u64;
-        self.line_len = if line_done { 0 } else { self.line_len + bytes };
-        self.allowed = self.compute_allowed();
-    }
-
-    /// The allowed set of the current state, computed from the grammar and the limits.
-    fn compute_allowed(&self) -> ByteSet {
-        if self.error.is_some() {
-            return ByteSet::EMPTY;
-        }
-        match self.state {
-            State::Between => self.set_if_fits(
-                ByteSet::single(b'c'),
-                State::Word {
-                    word: Word::Call,
-                    matched: 1,
-                },
-            ),
-            State::InFrame => self
-                .set_if_fits(
-                    ByteSet::single(b'a'),
-                    State::Word {
-                        word: Word::Arg,
-                        matched: 1,
-                    },
-                )
-                .union(self.set_if_fits(
-                    ByteSet::single(b'e'),
-                    State::Word {
-                        word: Word::End,
-                        matched: 1,
-                    },
-                )),
-            State::Word { word, matched } => self.set_if_fits(
-                ByteSet::single(word.text()[matched as usize]),
-                advance_word(word, matched + 1),
-            ),
-            State::Token { field, empty } => {
-                let more = self.set_if_fits(
-                    TOKEN_CHARS,
-                    State::Token {
-                        field,
-                        empty: false,
-                    },
-                );
-                if empty {
-                    more
-                } else {
-                    more.union(self.set_if_fits(token_end_byte(field), after_token(field)))
-                }
-            }
-            State::Size { value, digits } => {
-                let more = self.set_if_fits(
-                    self.digits_within_bound(value, digits),
-                    State::Size {
-                        value,
-                        digits: digits.saturating_add(1),
-                    },
-                );
-                if digits == 0 {
-                    more
-                } else {
-                    more.union(self.set_if_fits(ByteSet::single(b'\n'), State::InFrame))
-                }
-            }
-            State::Body { .. } => ByteSet::FULL,
-        }
-    }
-
     /// Takes one byte. On a refusal the machine enters its sticky error state.
     #[inline]
     pub fn step(&mut self, byte: u8) -> Result<Step, ParseError<CtlErrorKind>> {
+        if self.node == Node::Body {
+            self.consumed += 1;
+            self.count -= 1;
+            let last = self.count == 0;
+            if last {
+                self.node = Node::InFrame;
+            }
+            return Ok(Step::Body { last });
+        }
+        let class = CLASS[byte as usize];
+        let next = NEXT[self.node as usize][class as usize];
+        if next == Node::Dead {
+            return Err(self.refuse(byte, CtlErrorKind::UnexpectedByte));
+        }
+        if next == Node::Size {
+            let value = self
+                .count
+                .checked_mul(10)
+                .and_then(|v| v.checked_add((byte - b'0') as u64));
+            match value.filter(|&v| v <= self.limits.max_arg) {
+                Some(value) => self.count = value,
+                None => return Err(self.refuse(byte, CtlErrorKind::ArgTooLarge)),
+            }
+        }
+        if self.line_len as u64 + 1 + MIN_REST[next as usize] as u64 > self.limits.max_line as u64 {
+            return Err(self.refuse(byte, CtlErrorKind::LineTooLong));
+        }
+        self.consumed += 1;
+        if class != Class::Lf {
+            self.node = next;
+            self.line_len += 1;
+            return Ok(Step::Header);
+        }
+        self.line_len = 0;
+        let step = match self.node {
+            Node::Name => Step::CallLine,
+            Node::End => Step::CallEnd,
+            _ => Step::ArgLine { len: self.count },
+        };
+        self.node = if self.count > 0 { Node::Body } else { next };
+        Ok(step)
+    }
+
+    /// Steps the current header line through `bytes` until a byte ends it or `bytes` runs out;
+    /// returns how many bytes it took and the step of the last one ([`Step::Header`] when the
+    /// line goes on). Inside a body it takes nothing.
+    ///
+    /// The same as [`step`](Self::step) byte by byte: the bytes that only move along the line
+    /// (keywords, tokens, spaces) are taken in a tight loop over the node and the line length,
+    /// and every other byte (a digit of `nbytes`, an LF, one past a limit, a refused one) goes
+    /// through `step`.
+    #[inline]
+    pub fn step_line(&mut self, bytes: &[u8]) -> Result<(usize, Step), ParseError<CtlErrorKind>> {
+        if self.node == Node::Body {
+            return Ok((0, Step::Header));
+        }
+        let max_line = self.limits.max_line as u64;
+        let (mut node, mut line_len) = (self.node, self.line_len);
+        let mut stepped = 0;
+        for (at, &byte) in bytes.iter().enumerate() {
+            let next = NEXT[node as usize][CLASS[byte as usize] as usize];
+            if MOVES_ALONG[next as usize]
+                && line_len as u64 + 1 + MIN_REST[next as usize] as u64 <= max_line
+            {
+                node = next;
+                line_len += 1;
+                continue;
+            }
+            self.node = node;
+            self.line_len = line_len;
+            self.consumed += (at - stepped) as u64;
+            let step = self.step(byte)?;
+            stepped = at + 1;
+            if step != Step::Header {
+                return Ok((stepped, step));
+            }
+            (node, line_len) = (self.node, self.line_len);
+        }
+        self.node = node;
+        self.line_len = line_len;
+        self.consumed += (bytes.len() - stepped) as u64;
+        Ok((bytes.len(), Step::Header))
+    }
+
+    /// Enters the sticky error state (or keeps the error already there) and returns it.
+    #[cold]
+    fn refuse(&mut self, byte: u8, kind: CtlErrorKind) -> ParseError<CtlErrorKind> {
         if let Some(error) = self.error {
-            return Err(error);
+            return error;
         }
-        match self.transition(byte) {
-            Ok((next, step)) => {
-                if let (State::Body { .. }, State::Body { .. }) = (self.state, next) {
-                    // Inside a body the set stays FULL: skip the refresh.
-                    self.state = next;
-                    self.consumed += 1;
-                } else {
-                    self.advance(next, 1, step != Step::Header);
-                }
-                Ok(step)
-            }
-            Err(kind) => {
-                let error = ParseError {
-                    offset: self.consumed,
-                    byte,
-                    kind,
-                };
-                self.error = Some(error);
-                self.allowed = ByteSet::EMPTY;
-                Err(error)
-            }
-        }
+        let error = ParseError {
+            offset: self.consumed,
+            byte,
+            kind,
+        };
+        self.error = Some(error);
+        self.node = Node::Dead;
+        error
     }
 
     /// Consumes up to `n` body bytes at once; returns how many were taken and whether they
     /// completed the argument. Outside a body it takes nothing.
     #[inline]
     pub fn skip_body(&mut self, n: u64) -> (u64, bool) {
-        match self.state {
-            State::Body { remaining } if self.error.is_none() => {
-                let taken = remaining.min(n);
-                self.consumed += taken;
-                if taken == remaining {
-                    self.state = State::InFrame;
-                    self.allowed = self.compute_allowed();
-                    (taken, true)
-                } else {
-                    self.state = State::Body {
-                        remaining: remaining - taken,
-                    };
-                    (taken, false)
-                }
-            }
-            _ => (0, false),
+        if self.node != Node::Body {
+            return (0, false);
         }
-    }
-
-    /// Consumes, in one go, the longest run at the start of `bytes` that stays inside the
-    /// current header line without ending it: token characters inside a token (as many as the
-    /// line limit allows), or the rest of a keyword but its last byte. Returns how many bytes
-    /// it took; the byte after the run goes through [`step`](Self::step). This is the header
-    /// fast path: ids, names, keys and keywords are most of a header's bytes.
-    #[inline]
-    pub fn skip_run(&mut self, bytes: &[u8]) -> usize {
-        if self.error.is_some() {
-            return 0;
+        let taken = self.count.min(n);
+        self.consumed += taken;
+        self.count -= taken;
+        let last = self.count == 0;
+        if last {
+            self.node = Node::InFrame;
         }
-        let (run, next) = match self.state {
-            State::Token { field, .. } => {
-                let filled = State::Token {
-                    field,
-                    empty: false,
-                };
-                let room = (self.limits.max_line as u64)
-                    .saturating_sub(self.line_len as u64 + filled.min_rest() as u64)
-                    .min(bytes.len() as u64) as usize;
-                let run = bytes[..room]
-                    .iter()
-                    .position(|&b| !IS_TOKEN[b as usize])
-                    .unwrap_or(room);
-                (run, filled)
-            }
-            State::Between | State::InFrame => {
-                let word = match bytes.first() {
-                    Some(b'c') if self.state == State::Between => Word::Call,
-                    Some(b'a') if self.state == State::InFrame => Word::Arg,
-                    Some(b'e') if self.state == State::InFrame => Word::End,
-                    _ => return 0,
-                };
-                self.word_run(word, 0, bytes)
-            }
-            State::Word { word, matched } => self.word_run(word, matched, bytes),
-            State::Size { .. } | State::Body { .. } => return 0,
-        };
-        if run > 0 {
-            self.advance(next, run as u32, false);
-        }
-        run
+        (taken, last)
     }
 
     /// Takes a whole header line at the start of `bytes` in one go, when the machine is at a
     /// line start and the line is there complete and valid within the limits; returns its
-    /// length and what it was. Otherwise takes nothing and returns `None`, and the caller steps
-    /// the line byte by byte, which finds the exact refused byte.
+    /// length, what it was, and where its first token ends (the SP after `id` or `key`).
+    /// Otherwise takes nothing and returns `None`, and the caller steps the line byte by byte,
+    /// which finds the exact refused byte.
     ///
     /// A complete line that ends within `max_line` passed every intermediate limit check (the
     /// bytes after each position are at least the fewest needed), and `nbytes` only grows
     /// digit by digit, so checking the whole line is the same as stepping it.
     #[inline]
     pub fn take_line(&mut self, bytes: &[u8]) -> Option<(usize, Step, usize)> {
-        if self.error.is_some() || self.line_len != 0 {
-            return None;
-        }
-        let max = (self.limits.max_line as usize).min(bytes.len());
-        let line = &bytes[..max];
-        let tokens = |from: usize| {
-            from + line.get(from..).map_or(0, |rest| {
-                rest.iter().take_while(|&&b| IS_TOKEN[b as usize]).count()
-            })
-        };
-        let (len, next, step, separator) = match self.state {
-            State::Between if line.starts_with(b"call ") => {
-                let id_end = tokens(5);
-                let name_end = tokens(id_end + 1);
-                let shaped = id_end > 5
-                    && line.get(id_end) == Some(&b' ')
-                    && name_end > id_end + 1
-                    && line.get(name_end) == Some(&b'\n');
-                shaped.then_some((name_end + 1, State::InFrame, Step::CallLine, id_end))?
-            }
-            State::InFrame if line.starts_with(b"end\n") => (4, State::Between, Step::CallEnd, 0),
-            State::InFrame if line.starts_with(b"arg ") => {
-                let key_end = tokens(4);
-                if key_end == 4 || line.get(key_end) != Some(&b' ') {
+        let line = &bytes[..bytes.len().min(self.limits.max_line as usize)];
+        let (len, step, separator) = match self.node {
+            Node::Between => {
+                let rest = line.strip_prefix(b"call ")?;
+                let id = token_run(rest);
+                let name = token_run(rest.get(id + 1..)?);
+                let lf = id + 1 + name;
+                if id == 0 || rest[id] != b' ' || name == 0 || rest.get(lf) != Some(&b'\n') {
                     return None;
                 }
-                let digits = &line[key_end + 1..];
+                (5 + lf + 1, Step::CallLine, 5 + id)
+            }
+            Node::InFrame if line.starts_with(b"end\n") => (4, Step::CallEnd, 0),
+            Node::InFrame => {
+                let rest = line.strip_prefix(b"arg ")?;
+                let key = token_run(rest);
+                let digits = rest.get(key + 1..)?;
+                if key == 0 || rest[key] != b' ' {
+                    return None;
+                }
                 let count = digits.iter().take_while(|b| b.is_ascii_digit()).count();
                 if count == 0
-                    || count > 20
                     || (count > 1 && digits[0] == b'0')
                     || digits.get(count) != Some(&b'\n')
                 {
@@ -452,157 +592,33 @@ impl CtlMachine {
                         v.checked_mul(10)?.checked_add((d - b'0') as u64)
                     })
                     .filter(|&v| v <= self.limits.max_arg)?;
-                let next = if value == 0 {
-                    State::InFrame
-                } else {
-                    State::Body { remaining: value }
-                };
+                self.count = value;
                 (
-                    key_end + 1 + count + 1,
-                    next,
+                    4 + key + 1 + count + 1,
                     Step::ArgLine { len: value },
-                    key_end,
+                    4 + key,
                 )
             }
             _ => return None,
         };
-        self.advance(next, len as u32, true);
+        self.node = match step {
+            Step::CallLine => Node::InFrame,
+            Step::ArgLine { len } if len > 0 => Node::Body,
+            Step::ArgLine { .. } => Node::InFrame,
+            _ => Node::Between,
+        };
+        self.consumed += len as u64;
         Some((len, step, separator))
     }
-
-    /// The run of a keyword's bytes, from `matched`, short of its last byte; taken only if
-    /// the shortest line it can start still fits (every byte of a keyword needs the same room).
-    fn word_run(&self, word: Word, matched: u8, bytes: &[u8]) -> (usize, State) {
-        let text = &word.text()[matched as usize..word.text().len() - 1];
-        let run = text.iter().zip(bytes).take_while(|(a, b)| a == b).count();
-        let start = State::Word { word, matched };
-        let needed = self.line_len as u64 + start.min_rest() as u64;
-        if run == 0 || needed > self.limits.max_line as u64 {
-            return (0, start);
-        }
-        (run, advance_word(word, matched + run as u8))
-    }
-
-    /// The grammar's transition on `byte`, with the limits checked.
-    #[inline]
-    fn transition(&self, byte: u8) -> Result<(State, Step), CtlErrorKind> {
-        use CtlErrorKind::*;
-        let (next, step) = match self.state {
-            State::Body { remaining } => {
-                return Ok(if remaining <= 1 {
-                    (State::InFrame, Step::Body { last: true })
-                } else {
-                    (
-                        State::Body {
-                            remaining: remaining - 1,
-                        },
-                        Step::Body { last: false },
-                    )
-                });
-            }
-            State::Between if byte == b'c' => (advance_word(Word::Call, 1), Step::Header),
-            State::InFrame if byte == b'a' => (advance_word(Word::Arg, 1), Step::Header),
-            State::InFrame if byte == b'e' => (advance_word(Word::End, 1), Step::Header),
-            State::Word { word, matched } if word.text()[matched as usize] == byte => {
-                let next = advance_word(word, matched + 1);
-                let step = if next == State::Between {
-                    Step::CallEnd
-                } else {
-                    Step::Header
-                };
-                (next, step)
-            }
-            State::Token { field, .. } if TOKEN_CHARS.contains(byte) => (
-                State::Token {
-                    field,
-                    empty: false,
-                },
-                Step::Header,
-            ),
-            State::Token {
-                field,
-                empty: false,
-            } if token_end_byte(field).contains(byte) => {
-                let step = if field == Field::Name {
-                    Step::CallLine
-                } else {
-                    Step::Header
-                };
-                (after_token(field), step)
-            }
-            State::Size { value, digits } if DIGITS.contains(byte) => {
-                if digits == 1 && value == 0 {
-                    return Err(UnexpectedByte);
-                }
-                let value = value
-                    .checked_mul(10)
-                    .and_then(|v| v.checked_add((byte - b'0') as u64))
-                    .filter(|&v| v <= self.limits.max_arg)
-                    .ok_or(ArgTooLarge)?;
-                (
-                    State::Size {
-                        value,
-                        digits: digits.saturating_add(1),
-                    },
-                    Step::Header,
-                )
-            }
-            State::Size { value, digits } if digits > 0 && byte == b'\n' => {
-                let next = if value == 0 {
-                    State::InFrame
-                } else {
-                    State::Body { remaining: value }
-                };
-                (next, Step::ArgLine { len: value })
-            }
-            _ => return Err(UnexpectedByte),
-        };
-        if self.fits(next) {
-            Ok((next, step))
-        } else {
-            Err(LineTooLong)
-        }
-    }
 }
 
-/// The state after `matched` bytes of `word`; a whole word moves on to what follows it.
-const fn advance_word(word: Word, matched: u8) -> State {
-    if (matched as usize) < word.text().len() {
-        return State::Word { word, matched };
-    }
-    match word {
-        Word::Call => State::Token {
-            field: Field::Id,
-            empty: true,
-        },
-        Word::Arg => State::Token {
-            field: Field::Key,
-            empty: true,
-        },
-        Word::End => State::Between,
-    }
-}
-
-/// The byte that ends a token: SP after `id` and `key`, LF after `name`.
-const fn token_end_byte(field: Field) -> ByteSet {
-    match field {
-        Field::Id | Field::Key => ByteSet::single(b' '),
-        Field::Name => ByteSet::single(b'\n'),
-    }
-}
-
-const fn after_token(field: Field) -> State {
-    match field {
-        Field::Id => State::Token {
-            field: Field::Name,
-            empty: true,
-        },
-        Field::Name => State::InFrame,
-        Field::Key => State::Size {
-            value: 0,
-            digits: 0,
-        },
-    }
+/// How many token characters `bytes` starts with.
+#[inline]
+fn token_run(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .position(|&b| !IS_TOKEN[b as usize])
+        .unwrap_or(bytes.len())
 }
 
 #[cfg(test)]
@@ -613,14 +629,43 @@ mod tests {
     fn machine_is_small_and_copy() {
         // A decoder clones this along a token trie: keep it a few words.
         eprintln!("CtlMachine: {} bytes", std::mem::size_of::<CtlMachine>());
-        assert!(std::mem::size_of::<CtlMachine>() <= 128);
+        assert!(std::mem::size_of::<CtlMachine>() <= 64);
     }
 
     #[test]
-    fn every_line_ending_state_has_zero_rest() {
-        assert_eq!(State::InFrame.min_rest(), 0);
-        assert_eq!(advance_word(Word::Call, 0).min_rest(), 9);
-        assert_eq!(advance_word(Word::Call, 5).min_rest(), 4);
-        assert_eq!(advance_word(Word::Arg, 4).min_rest(), 4);
+    fn tables_follow_declaration_order() {
+        for (i, node) in ALL_NODES.iter().enumerate() {
+            assert_eq!(*node as usize, i);
+        }
+        for (i, class) in ALL_CLASSES.iter().enumerate() {
+            assert_eq!(*class as usize, i);
+        }
+    }
+
+    #[test]
+    fn room_cap_covers_every_node() {
+        assert_eq!(MIN_REST.iter().max().copied(), Some(ROOM_CAP as u8));
+        for node in ALL_NODES {
+            assert_eq!(
+                ALLOWED_WITHIN[node as usize][ROOM_CAP],
+                CLASS_BYTES
+                    .iter()
+                    .zip(NEXT[node as usize])
+                    .filter(|(_, next)| *next != Node::Dead)
+                    .fold(ByteSet::EMPTY, |set, (bytes, _)| set.union(*bytes)),
+                "{node:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_keyword_spells_its_line() {
+        let mut machine = CtlMachine::default();
+        for &byte in b"call c1 read_file\narg path 2\nabend\n" {
+            assert!(machine.allowed().contains(byte), "{:?}", byte as char);
+            machine.step(byte).unwrap();
+        }
+        assert!(machine.accepting());
+        assert_eq!(machine.consumed(), 35);
     }
 }

@@ -18,7 +18,8 @@
 //!   the limits, answers `allowed()` exactly and steps byte by byte. It is what a constrained
 //!   decoder clones along a token trie.
 //! - [`CtlParser`], the push parser: the machine plus a line buffer of at most `max_line`
-//!   bytes, emitting [`CtlEvent`]s. [`CallAssembler`] builds whole [`ToolCall`]s from them.
+//!   bytes, emitting [`CtlEvent`]s whose tokens are borrowed [`Token`]s. [`CallAssembler`]
+//!   builds whole [`ToolCall`]s from them.
 //!
 //! # Confirmation and `K`
 //!
@@ -36,10 +37,12 @@
 mod assemble;
 mod machine;
 mod parser;
+mod token;
 
 pub use assemble::{CallAssembler, ToolCall};
 pub use machine::{CtlMachine, Step};
 pub use parser::{CtlEvent, CtlParser};
+pub use token::Token;
 
 /// The two limits of the language. Both are part of the language: `allowed()` respects them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,16 +1,17 @@
 //! The CTL push parser: [`CtlMachine`] plus a bounded line buffer, emitting [`CtlEvent`]s.
 //!
 //! Body bytes never pass through the machine one by one: the parser hands the whole run that
-//! belongs to the current argument to the consumer as one borrowed slice. Header lines are
-//! stepped byte by byte (they are short); a line that arrives whole in one chunk is read
-//! straight from the chunk, and only a line split across chunks is copied into the buffer.
+//! belongs to the current argument to the consumer as one borrowed slice. A header line that
+//! arrives whole in one chunk is checked in one pass ([`CtlMachine::take_line`]) and its tokens
+//! are read straight from the chunk; any other line is stepped byte by byte, and only its part
+//! in earlier chunks is kept in the line buffer.
 
 use crate::byteset::ByteSet;
 use crate::contract::{Outcome, ParseError, PushParser, Verdict};
 use crate::event::{Event, Value};
 
 use super::machine::{CtlMachine, Step};
-use super::{CtlErrorKind, Limits};
+use super::{CtlErrorKind, Limits, Token};
 
 /// A confirmed piece of a CTL stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,14 +19,14 @@ pub enum CtlEvent<'a> {
     /// A `call` line, confirmed at its LF: the tool's identity is final.
     CallStart {
         /// The call's id.
-        id: &'a str,
+        id: Token<'a>,
         /// The tool's name.
-        name: &'a str,
+        name: Token<'a>,
     },
     /// An `arg` header, confirmed at its LF.
     ArgStart {
         /// The argument's key.
-        key: &'a str,
+        key: Token<'a>,
         /// Its length in bytes.
         len: u64,
     },
@@ -62,11 +63,11 @@ impl Event for CtlEvent<'_> {
     fn fields(&self, visit: &mut dyn FnMut(&'static str, Value<'_>)) {
         match *self {
             CtlEvent::CallStart { id, name } => {
-                visit("id", Value::Str(id));
-                visit("name", Value::Str(name));
+                visit("id", Value::Str(id.as_str()));
+                visit("name", Value::Str(name.as_str()));
             }
             CtlEvent::ArgStart { key, len } => {
-                visit("key", Value::Str(key));
+                visit("key", Value::Str(key.as_str()));
                 visit("len", Value::U64(len));
             }
             CtlEvent::ArgData(_) | CtlEvent::ArgEnd | CtlEvent::CallEnd => {}
@@ -96,60 +97,57 @@ impl CtlParser {
         &self.machine
     }
 
-    /// Emits the events of a header line that just ended; `tail` is its part in the current
-    /// chunk, LF included.
-    fn header_line<F>(
-        &mut self,
-        tail: &[u8],
-        step: Step,
-        separator: Option<usize>,
-        on_event: &mut F,
-    ) where
+    /// Emits the events of a header line that was stepped to its end; `tail` is its part in
+    /// the current chunk, LF included.
+    fn stepped_line<F>(&mut self, tail: &[u8], step: Step, on_event: &mut F)
+    where
         F: for<'e> FnMut(CtlEvent<'e>),
     {
-        let line: &[u8] = if self.line.is_empty() {
+        let mut line = std::mem::take(&mut self.line);
+        let whole: &[u8] = if line.is_empty() {
             tail
         } else {
-            self.line.extend_from_slice(tail);
-            &self.line
+            line.extend_from_slice(tail);
+            &line
         };
-        // The machine validated the line: "call ID NAME\n" or "arg KEY N\n", ASCII tokens
-        // separated by single spaces, so byte offsets are character boundaries.
-        let (keyword, first) = match step {
-            Step::CallLine => (5, true),
-            Step::ArgLine { .. } => (4, true),
-            _ => (0, false),
-        };
-        let (text, separator) = if first {
-            let text = std::str::from_utf8(&line[..line.len() - 1]).unwrap_or_default();
-            let separator = separator.unwrap_or_else(|| {
-                text.bytes()
-                    .skip(keyword)
-                    .position(|b| b == b' ')
-                    .map_or(text.len(), |i| keyword + i)
+        // The machine checked the line: "call ID NAME\n" or "arg KEY N\n", so the first SP
+        // after the keyword ends the first token.
+        let keyword = if step == Step::CallLine { 5 } else { 4 };
+        let separator = whole
+            .iter()
+            .skip(keyword)
+            .position(|&b| b == b' ')
+            .map_or(0, |i| keyword + i);
+        emit_line(whole, step, separator, on_event);
+        line.clear();
+        self.line = line;
+    }
+}
+
+/// Emits the events of a complete, checked header line; `separator` is the SP after its first
+/// token (`id` or `key`).
+#[inline]
+fn emit_line<F>(line: &[u8], step: Step, separator: usize, on_event: &mut F)
+where
+    F: for<'e> FnMut(CtlEvent<'e>),
+{
+    let end = line.len() - 1;
+    match step {
+        Step::CallLine => on_event(CtlEvent::CallStart {
+            id: Token::new(&line[5..separator]),
+            name: Token::new(&line[separator + 1..end]),
+        }),
+        Step::ArgLine { len } => {
+            on_event(CtlEvent::ArgStart {
+                key: Token::new(&line[4..separator]),
+                len,
             });
-            (text, separator)
-        } else {
-            ("", 0)
-        };
-        match step {
-            Step::CallLine => on_event(CtlEvent::CallStart {
-                id: text.get(keyword..separator).unwrap_or_default(),
-                name: text.get(separator + 1..).unwrap_or_default(),
-            }),
-            Step::ArgLine { len } => {
-                on_event(CtlEvent::ArgStart {
-                    key: text.get(keyword..separator).unwrap_or_default(),
-                    len,
-                });
-                if len == 0 {
-                    on_event(CtlEvent::ArgEnd);
-                }
+            if len == 0 {
+                on_event(CtlEvent::ArgEnd);
             }
-            Step::CallEnd => on_event(CtlEvent::CallEnd),
-            Step::Header | Step::Body { .. } => {}
         }
-        self.line.clear();
+        Step::CallEnd => on_event(CtlEvent::CallEnd),
+        Step::Header | Step::Body { .. } => {}
     }
 }
 
@@ -158,6 +156,7 @@ impl PushParser for CtlParser {
     type ErrorKind = CtlErrorKind;
     const UNITS: &'static [&'static str] = &["calls"];
 
+    #[inline]
     fn push<F>(&mut self, chunk: &[u8], on_event: &mut F) -> Result<(), ParseError<CtlErrorKind>>
     where
         F: for<'e> FnMut(CtlEvent<'e>),
@@ -167,38 +166,34 @@ impl PushParser for CtlParser {
         }
         let mut at = 0;
         while at < chunk.len() {
-            let remaining = self.machine.body_remaining();
-            if remaining > 0 {
-                let (taken, last) = self.machine.skip_body((chunk.len() - at) as u64);
-                let taken = taken as usize;
-                on_event(CtlEvent::ArgData(&chunk[at..at + taken]));
-                if last {
-                    on_event(CtlEvent::ArgEnd);
+            let rest = &chunk[at..];
+            if self.machine.line_len() == 0 {
+                let (taken, last) = self.machine.skip_body(rest.len() as u64);
+                if taken > 0 {
+                    on_event(CtlEvent::ArgData(&rest[..taken as usize]));
+                    if last {
+                        on_event(CtlEvent::ArgEnd);
+                    }
+                    at += taken as usize;
+                    continue;
                 }
-                at += taken;
-                continue;
-            }
-            // A header line: whole at once when it is all here, else stepped until it ends or
-            // the chunk does.
-            if let Some((len, step, separator)) = self.machine.take_line(&chunk[at..]) {
-                self.header_line(&chunk[at..at + len], step, Some(separator), on_event);
-                at += len;
-                continue;
-            }
-            let line_start = at;
-            loop {
-                at += self.machine.skip_run(&chunk[at..]);
-                if at == chunk.len() {
-                    self.line.extend_from_slice(&chunk[line_start..]);
-                    return Ok(());
-                }
-                let step = self.machine.step(chunk[at])?;
-                at += 1;
-                if step != Step::Header {
-                    self.header_line(&chunk[line_start..at], step, None, on_event);
-                    break;
+                // A line starts: whole at once when it is all here.
+                if let Some((len, step, separator)) = self.machine.take_line(rest) {
+                    emit_line(&rest[..len], step, separator, on_event);
+                    at += len;
+                    continue;
                 }
             }
+            // Else the line is stepped until it ends or the chunk does.
+            let (taken, step) = self.machine.step_line(rest)?;
+            at += taken;
+            if step == Step::Header {
+                for &byte in rest {
+                    self.line.push(byte);
+                }
+                return Ok(());
+            }
+            self.stepped_line(&rest[..taken], step, on_event);
         }
         Ok(())
     }
