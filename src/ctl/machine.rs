@@ -559,6 +559,9 @@ impl CtlMachine {
     /// digit by digit, so checking the whole line is the same as stepping it.
     #[inline]
     pub fn take_line(&mut self, bytes: &[u8]) -> Option<(usize, Step, usize)> {
+        if !matches!(self.node, Node::Between | Node::InFrame) {
+            return None;
+        }
         let line = &bytes[..bytes.len().min(self.limits.max_line as usize)];
         let (len, step, separator) = match self.node {
             Node::Between => {

@@ -99,6 +99,7 @@ impl CtlParser {
 
     /// Emits the events of a header line that was stepped to its end; `tail` is its part in
     /// the current chunk, LF included.
+    #[inline(never)]
     fn stepped_line<F>(&mut self, tail: &[u8], step: Step, on_event: &mut F)
     where
         F: for<'e> FnMut(CtlEvent<'e>),
