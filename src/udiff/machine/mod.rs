@@ -31,9 +31,10 @@ use crate::byteset::ByteSet;
 use crate::contract::ParseError;
 
 use super::keyword::{self as kw, KwSet};
-use super::value::{self, Range, Value, BASE85_LENGTH, BASE85_UP_TO, BASE85_VALUE};
+use super::value::{self, Range, Value, BASE85_LENGTH, BASE85_UP_TO};
 use super::{Limits, Mode, UdiffErrorKind};
 
+mod base85;
 mod state;
 
 use state::{plain, Tent};
@@ -1203,43 +1204,6 @@ impl UdiffMachine {
             ends,
             step: Step::HeaderLine { kw: k },
         }
-    }
-
-    /// A byte of a base85 line.
-    fn base85(
-        &mut self,
-        left: u8,
-        group: u8,
-        acc: u32,
-        byte: u8,
-    ) -> Result<Stepped, UdiffErrorKind> {
-        if left == 0 {
-            if byte != b'\n' {
-                return Err(UdiffErrorKind::UnexpectedByte);
-            }
-            self.pos = Pos::Start;
-            return Ok(plain(Step::Base85Line));
-        }
-        let digit = BASE85_VALUE[byte as usize];
-        if digit == 255 {
-            return Err(UdiffErrorKind::UnexpectedByte);
-        }
-        let value = acc as u64 * 85 + digit as u64;
-        if value > u32::MAX as u64 {
-            return Err(UdiffErrorKind::UnexpectedByte);
-        }
-        let (group, acc) = if group == 4 {
-            (0, 0)
-        } else {
-            (group + 1, value as u32)
-        };
-        self.line_len += 1;
-        self.pos = Pos::Base85 {
-            left: left - 1,
-            group,
-            acc,
-        };
-        Ok(plain(Step::Held))
     }
 
     /// The end of the stream: what the units still open become. Returns the ends and, for a
