@@ -26,6 +26,22 @@
 //! the fallback after that replay (a handful of steps: constant time). A tentative line that
 //! outgrows `max_line` cannot be a header; it is demoted to its fallback on the spot
 //! ([`Step::Demote`]).
+//!
+//! # Modules
+//!
+//! One module per construct; each adds its own `impl UdiffMachine` block. This file holds the
+//! machine itself, [`step`](UdiffMachine::step) with its dispatch on [`Pos`], and the end of
+//! the stream.
+//!
+//! | module | holds |
+//! |---|---|
+//! | `state` | the two coordinates ([`Ctx`], [`Pos`]) and what a step reports ([`Stepped`]) |
+//! | `line_start` | the first byte of a line: the dispatch on the context |
+//! | `header_line` | the rest of a header line: keyword, value, the LF |
+//! | `base85` | the lines of a binary block |
+//! | `tentative` | what a tentative header falls back to, and the fall back |
+//! | `allowed` | `allowed()` and `accepting()` |
+//! | `header_run`, `body_run` | the fast paths: runs the parser's loops take at once, exactly as stepping them would |
 
 use crate::contract::ParseError;
 
