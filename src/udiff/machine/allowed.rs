@@ -1,11 +1,13 @@
-//! Tentative headers: what a `---`/`+++` pair becomes until `@@ -` proves it a file header.
+//! `allowed()` and `accepting()`: what may come next, and whether the input may end here.
 //!
-//! In `git` and `recount` mode the machine enters a `---` line tentatively (see the module
-//! docs of `machine`), remembering its [`Fallback`] in [`Tent`]. This module holds what the
-//! other constructs ask of that memory: the fallback and its context, the machine as it would
-//! be after falling back and replaying the current line's keyword bytes (which `allowed()` and
-//! `accepting()` consult, so a tentative line start costs a handful of steps), the fall back
-//! itself, and the forced fall back at the end of the stream.
+//! Both leave the machine as it is and take constant time. At a line start in a hunk body
+//! the counts owed give the set (the spec's table; the hot case for a decoder); at any other
+//! line start the set is found by stepping a copy of the machine with each byte (a line start
+//! is a handful of comparisons). While a keyword is matched, the candidates' next bytes decide,
+//! unless a line that fits no keyword is garbage or a body line; in a header value the value's
+//! grammar decides, narrowed only near `max_line`; in a base85 line, the characters that keep
+//! the group within 32 bits. A tentative line start answers for the machine after its
+//! fallback, plus the bytes that continue the header.
 
 use crate::byteset::ByteSet;
 use crate::udiff::keyword::{self as kw, KwSet};
