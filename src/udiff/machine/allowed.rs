@@ -1,0 +1,158 @@
+//! `allowed()` and `accepting()`: what may come next, and whether the input may end here.
+//!
+//! Both leave the machine as it is and take constant time. At a line start in a hunk body
+//! the counts owed give the set (the spec's table; the hot case for a decoder); at any other
+//! line start the set is found by stepping a copy of the machine with each byte (a line start
+//! is a handful of comparisons). While a keyword is matched, the candidates' next bytes decide,
+//! unless a line that fits no keyword is garbage or a body line; in a header value the value's
+//! grammar decides, narrowed only near `max_line`; in a base85 line, the characters that keep
+//! the group within 32 bits. A tentative line start answers for the machine after its
+//! fallback, plus the bytes that continue the header.
+
+use crate::byteset::ByteSet;
+use crate::udiff::keyword::{self as kw, KwSet};
+use crate::udiff::value::{Value, BASE85_UP_TO};
+use crate::udiff::Mode;
+
+use super::{Class, Ctx, Div, Fallback, Pos, UdiffMachine};
+
+impl UdiffMachine {
+    /// Whether the input so far is a sentence.
+    pub fn accepting(&self) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        if let Some(m) = self.resolved() {
+            return m.accepting();
+        }
+        match self.pos {
+            Pos::Start => match self.ctx {
+                Ctx::Top | Ctx::GitHdr { .. } | Ctx::HunkDone { .. } | Ctx::Hunks => true,
+                Ctx::AfterBlock { .. } => true,
+                Ctx::Hunk { .. } => self.is_recount(),
+                _ => false,
+            },
+            Pos::Kw { div, .. } => div == Div::Garbage,
+            Pos::Stream(class) => class == Class::Garbage,
+            Pos::Value {
+                kw: kw::MINUS | kw::PLUS,
+                ..
+            } => self.fallback() == Some(Fallback::Garbage),
+            _ => false,
+        }
+    }
+
+    /// The bytes that may come next. Empty after an error.
+    pub fn allowed(&self) -> ByteSet {
+        if self.error.is_some() {
+            return ByteSet::EMPTY;
+        }
+        if let Some(m) = self.resolved() {
+            let keyword_byte = match self.pos {
+                Pos::Kw { cands, matched, .. } => kw::next_bytes(cands, matched),
+                _ => kw::next_bytes(self.continuing(self.ctx), 0),
+            };
+            return m.allowed().union(keyword_byte);
+        }
+        match self.pos {
+            Pos::Start => self.start_allowed(),
+            Pos::Kw {
+                cands,
+                matched,
+                div,
+            } => self.kw_allowed(cands, matched, div),
+            Pos::Value { kw, value } => {
+                let grammar = value.allowed();
+                if self.fallback().is_some() && (kw == kw::MINUS || kw == kw::PLUS) {
+                    return grammar; // a tentative line that grows too long is demoted, not refused
+                }
+                if self.fits(Value::MAX_MIN_REST) {
+                    return grammar; // far from the limit: the grammar alone decides
+                }
+                let mut set = ByteSet::EMPTY;
+                for b in grammar.iter() {
+                    let rest = match value.step(b) {
+                        Ok(Some(next)) => next.min_rest(),
+                        _ => 0,
+                    };
+                    if b == b'\n' || self.fits(rest) {
+                        set = set.with(b);
+                    }
+                }
+                set
+            }
+            Pos::Stream(_) => ByteSet::FULL,
+            Pos::Base85 { left: 0, .. } => ByteSet::single(b'\n'),
+            Pos::Base85 { group: 4, acc, .. } => {
+                let room = (u32::MAX as u64).saturating_sub(acc as u64 * 85);
+                if acc as u64 * 85 > u32::MAX as u64 {
+                    ByteSet::EMPTY
+                } else {
+                    BASE85_UP_TO[room.min(84) as usize]
+                }
+            }
+            Pos::Base85 { .. } => BASE85_UP_TO[84],
+        }
+    }
+
+    fn start_allowed(&self) -> ByteSet {
+        // In a hunk body, the spec's table: the counts decide (the hot case for a decoder).
+        if let Ctx::Hunk { old, new, bs } = self.ctx {
+            if self.mode == Mode::Recount {
+                return if bs {
+                    ByteSet::FULL
+                } else {
+                    ByteSet::FULL.without(b'\\')
+                };
+            }
+            let mut set = ByteSet::EMPTY;
+            if old > 0 && new > 0 {
+                set = set.with(b' ').with(b'\n');
+            }
+            if old > 0 {
+                set = set.with(b'-');
+            }
+            if new > 0 {
+                set = set.with(b'+');
+            }
+            if bs {
+                set = set.with(b'\\');
+            }
+            return set;
+        }
+        let mut set = ByteSet::EMPTY;
+        for b in 0..=255u8 {
+            if self.start_ok(b) {
+                set = set.with(b);
+            }
+        }
+        set
+    }
+
+    /// Whether `byte` may start a line here: a cheap clone-and-step (a line start is a
+    /// handful of comparisons; `allowed` calls it at most 256 times at a line start).
+    fn start_ok(&self, byte: u8) -> bool {
+        let mut m = *self;
+        m.transition(byte).is_ok()
+    }
+
+    fn kw_allowed(&self, cands: KwSet, matched: u8, div: Div) -> ByteSet {
+        let mut set = kw::next_bytes(cands, matched);
+        // A byte that completes an orphan `@@ -` outside a file patch is refused.
+        if cands & kw::bit(kw::ATAT_DASH) != 0
+            && matched == 3
+            && !Self::in_file(self.ctx)
+            && !matches!(self.ctx, Ctx::AfterPlus)
+        {
+            set = set.without(b'-');
+            return match div {
+                Div::Garbage | Div::Body(_) => ByteSet::FULL.without(b'-'),
+                _ => set,
+            };
+        }
+        match div {
+            Div::Garbage | Div::Body(_) => ByteSet::FULL,
+            _ => set,
+        }
+    }
+}
