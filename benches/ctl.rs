@@ -75,20 +75,30 @@ fn to_json(calls: &[Call]) -> Vec<u8> {
     serde_json::to_vec(&list).unwrap()
 }
 
-/// Parses a CTL stream in chunks; with `assemble`, builds owned `ToolCall`s as a runtime
-/// would, otherwise counts `call_end` events (the parser alone, zero copy).
-fn parse_ctl(input: &[u8], chunk: usize, assemble: bool) -> usize {
+/// Parses a CTL stream in chunks and counts `call_end` events: the parser alone, zero copy.
+fn count_calls(input: &[u8], chunk: usize) -> usize {
+    let mut parser = CtlParser::default();
+    let mut calls = 0;
+    for piece in input.chunks(chunk) {
+        parser
+            .push(piece, &mut |e| {
+                calls += matches!(e, CtlEvent::CallEnd) as usize
+            })
+            .unwrap();
+    }
+    assert!(parser.accepting());
+    calls
+}
+
+/// Parses a CTL stream in chunks and builds owned `ToolCall`s, as a runtime would.
+fn assemble_calls(input: &[u8], chunk: usize) -> usize {
     let mut parser = CtlParser::default();
     let mut assembler = CallAssembler::default();
     let mut calls = 0;
     for piece in input.chunks(chunk) {
         parser
             .push(piece, &mut |e| {
-                if assemble {
-                    calls += assembler.on_event(&e).is_some() as usize;
-                } else {
-                    calls += matches!(e, CtlEvent::CallEnd) as usize;
-                }
+                calls += assembler.on_event(&e).is_some() as usize;
             })
             .unwrap();
     }
@@ -134,15 +144,13 @@ fn throughput(c: &mut Criterion) {
             group.bench_with_input(
                 BenchmarkId::new("frontier_events", &label),
                 &chunk,
-                |b, &chunk| {
-                    b.iter(|| assert_eq!(parse_ctl(black_box(&ctl), chunk, false), calls.len()))
-                },
+                |b, &chunk| b.iter(|| assert_eq!(count_calls(black_box(&ctl), chunk), calls.len())),
             );
             group.bench_with_input(
                 BenchmarkId::new("frontier_calls", &label),
                 &chunk,
                 |b, &chunk| {
-                    b.iter(|| assert_eq!(parse_ctl(black_box(&ctl), chunk, true), calls.len()))
+                    b.iter(|| assert_eq!(assemble_calls(black_box(&ctl), chunk), calls.len()))
                 },
             );
         }

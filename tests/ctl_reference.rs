@@ -227,6 +227,25 @@ fn compare(input: &[u8], limits: Limits) -> Result<(), TestCaseError> {
         (status, calls)
     };
     let outcome = parser.finish(&mut |_| {});
+    // Chunks take the bulk paths (whole lines, runs of a line, body slices), which update the
+    // allowed set once per run: it must be the reference's after every chunk all the same.
+    for size in [3, 7, 64] {
+        let mut chunked = CtlParser::new(limits);
+        let mut end = 0;
+        for chunk in input.chunks(size) {
+            end += chunk.len();
+            if chunked.push(chunk, &mut |_| {}).is_err() {
+                break;
+            }
+            prop_assert_eq!(
+                chunked.allowed(),
+                reference_allowed(&input[..end], limits),
+                "allowed after {:?} in chunks of {}",
+                String::from_utf8_lossy(&input[..end]),
+                size
+            );
+        }
+    }
     // Whole-buffer feeding takes the fast paths (whole lines, token runs, body slices): the
     // same events and outcome as byte-at-a-time feeding, and as a split in the middle.
     let whole =

