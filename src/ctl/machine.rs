@@ -279,23 +279,24 @@ const MOVES_ALONG: [bool; NODES] = {
 /// The largest [`min_rest`]: with this much room left, every byte the grammar allows fits.
 const ROOM_CAP: usize = 8;
 
-/// `ALLOWED_WITHIN[node][room]`: the bytes the grammar allows at `node` after which the line
-/// can still end within `room` more bytes (`room` capped at [`ROOM_CAP`]).
-const ALLOWED_WITHIN: [[ByteSet; ROOM_CAP + 1]; NODES] = {
-    let mut table = [[ByteSet::EMPTY; ROOM_CAP + 1]; NODES];
+/// `ALLOWED_WITHIN[node][budget]`: the bytes the grammar allows at `node` that a line with
+/// `budget` bytes left can take: the byte itself and the fewest that can follow it
+/// ([`min_rest`]) must fit. `budget` is capped at `ROOM_CAP + 1`, where every byte fits.
+const ALLOWED_WITHIN: [[ByteSet; ROOM_CAP + 2]; NODES] = {
+    let mut table = [[ByteSet::EMPTY; ROOM_CAP + 2]; NODES];
     let mut n = 0;
     while n < NODES {
-        let mut room = 0;
-        while room <= ROOM_CAP {
+        let mut budget = 0;
+        while budget <= ROOM_CAP + 1 {
             let mut c = 0;
             while c < CLASSES {
                 let next = NEXT[n][c];
-                if !matches!(next, Node::Dead) && MIN_REST[next as usize] as usize <= room {
-                    table[n][room] = table[n][room].union(CLASS_BYTES[c]);
+                if !matches!(next, Node::Dead) && (MIN_REST[next as usize] as usize) < budget {
+                    table[n][budget] = table[n][budget].union(CLASS_BYTES[c]);
                 }
                 c += 1;
             }
-            room += 1;
+            budget += 1;
         }
         n += 1;
     }
@@ -337,21 +338,16 @@ pub enum Step {
 }
 
 /// The CTL recogniser: a few words of state, `Copy`, exact `allowed()` in constant time.
-///
-/// The allowed set is kept with the state, so that a decoder's query is one load. It is
-/// looked up again whenever the node changes, once per run on the bulk paths (a run of token
-/// bytes, a whole line, a body), not per byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CtlMachine {
     node: Node,
-    /// Bytes of the current, unfinished header line.
-    line_len: u32,
+    /// Bytes the current header line may still take: `max_line` minus its bytes so far.
+    budget: u32,
     /// Inside `nbytes`, its value so far; inside a body, the bytes still owed; else 0.
     count: u64,
     consumed: u64,
     limits: Limits,
     error: Option<ParseError<CtlErrorKind>>,
-    allowed: ByteSet,
 }
 
 impl Default for CtlMachine {
@@ -363,17 +359,14 @@ impl Default for CtlMachine {
 impl CtlMachine {
     /// A machine at the start of a stream.
     pub fn new(limits: Limits) -> CtlMachine {
-        let mut machine = CtlMachine {
+        CtlMachine {
             node: Node::Between,
-            line_len: 0,
+            budget: limits.max_line,
             count: 0,
             consumed: 0,
             limits,
             error: None,
-            allowed: ByteSet::EMPTY,
-        };
-        machine.refresh();
-        machine
+        }
     }
 
     /// The limits this machine enforces.
@@ -388,7 +381,7 @@ impl CtlMachine {
 
     /// Bytes of the current, unfinished header line.
     pub fn line_len(&self) -> u32 {
-        self.line_len
+        self.limits.max_line - self.budget
     }
 
     /// The sticky error, if any.
@@ -412,22 +405,8 @@ impl CtlMachine {
     /// The bytes that may come next. Empty after an error.
     #[inline]
     pub fn allowed(&self) -> ByteSet {
-        self.allowed
-    }
-
-    /// Looks the allowed set up again after the state changed: the node's bytes whose
-    /// successor still fits in the room left in the line, and inside `nbytes` only the digits
-    /// that keep it within `max_arg`.
-    #[inline]
-    fn refresh(&mut self) {
-        self.allowed = self.compute_allowed();
-    }
-
-    fn compute_allowed(&self) -> ByteSet {
-        let Some(room) = (self.limits.max_line as u64).checked_sub(self.line_len as u64 + 1) else {
-            return ByteSet::EMPTY;
-        };
-        let set = ALLOWED_WITHIN[self.node as usize][room.min(ROOM_CAP as u64) as usize];
+        let set =
+            ALLOWED_WITHIN[self.node as usize][self.budget.min(ROOM_CAP as u32 + 1) as usize];
         match self.node {
             Node::SizeStart | Node::Size => set
                 .difference(DIGITS)
@@ -455,7 +434,6 @@ impl CtlMachine {
             let last = self.count == 0;
             if last {
                 self.node = Node::InFrame;
-                self.refresh();
             }
             return Ok(Step::Body { last });
         }
@@ -474,24 +452,22 @@ impl CtlMachine {
                 None => return Err(self.refuse(byte, CtlErrorKind::ArgTooLarge)),
             }
         }
-        if self.line_len as u64 + 1 + MIN_REST[next as usize] as u64 > self.limits.max_line as u64 {
+        if MIN_REST[next as usize] as u32 >= self.budget {
             return Err(self.refuse(byte, CtlErrorKind::LineTooLong));
         }
         self.consumed += 1;
         if class != Class::Lf {
             self.node = next;
-            self.line_len += 1;
-            self.refresh();
+            self.budget -= 1;
             return Ok(Step::Header);
         }
-        self.line_len = 0;
+        self.budget = self.limits.max_line;
         let step = match self.node {
             Node::Name => Step::CallLine,
             Node::End => Step::CallEnd,
             _ => Step::ArgLine { len: self.count },
         };
         self.node = if self.count > 0 { Node::Body } else { next };
-        self.refresh();
         Ok(step)
     }
 
@@ -508,32 +484,28 @@ impl CtlMachine {
         if self.node == Node::Body {
             return Ok((0, Step::Header));
         }
-        let max_line = self.limits.max_line as u64;
-        let (mut node, mut line_len) = (self.node, self.line_len);
+        let (mut node, mut budget) = (self.node, self.budget);
         let mut stepped = 0;
         for (at, &byte) in bytes.iter().enumerate() {
             let next = NEXT[node as usize][CLASS[byte as usize] as usize];
-            if MOVES_ALONG[next as usize]
-                && line_len as u64 + 1 + MIN_REST[next as usize] as u64 <= max_line
-            {
+            if MOVES_ALONG[next as usize] && (MIN_REST[next as usize] as u32) < budget {
                 node = next;
-                line_len += 1;
+                budget -= 1;
                 continue;
             }
             self.node = node;
-            self.line_len = line_len;
+            self.budget = budget;
             self.consumed += (at - stepped) as u64;
             let step = self.step(byte)?;
             stepped = at + 1;
             if step != Step::Header {
                 return Ok((stepped, step));
             }
-            (node, line_len) = (self.node, self.line_len);
+            (node, budget) = (self.node, self.budget);
         }
         self.node = node;
-        self.line_len = line_len;
+        self.budget = budget;
         self.consumed += (bytes.len() - stepped) as u64;
-        self.refresh();
         Ok((bytes.len(), Step::Header))
     }
 
@@ -550,7 +522,6 @@ impl CtlMachine {
         };
         self.error = Some(error);
         self.node = Node::Dead;
-        self.allowed = ByteSet::EMPTY;
         error
     }
 
@@ -567,7 +538,6 @@ impl CtlMachine {
         let last = self.count == 0;
         if last {
             self.node = Node::InFrame;
-            self.refresh();
         }
         (taken, last)
     }
@@ -589,7 +559,6 @@ impl CtlMachine {
             Node::InFrame if bytes.starts_with(b"end\n") => {
                 self.node = Node::Between;
                 self.consumed += 4;
-                self.refresh();
                 return Some((4, Step::CallEnd, 0));
             }
             Node::InFrame if bytes.starts_with(b"arg ") => 4,
@@ -629,7 +598,6 @@ impl CtlMachine {
             Step::ArgLine { len }
         };
         self.consumed += line.lf as u64 + 1;
-        self.refresh();
         Some((line.lf + 1, step, separator))
     }
 }
@@ -642,7 +610,7 @@ mod tests {
     fn machine_is_small_and_copy() {
         // A decoder clones this along a token trie: keep it a few words.
         eprintln!("CtlMachine: {} bytes", std::mem::size_of::<CtlMachine>());
-        assert!(std::mem::size_of::<CtlMachine>() <= 96);
+        assert!(std::mem::size_of::<CtlMachine>() <= 64);
     }
 
     #[test]
@@ -660,7 +628,7 @@ mod tests {
         assert_eq!(MIN_REST.iter().max().copied(), Some(ROOM_CAP as u8));
         for node in ALL_NODES {
             assert_eq!(
-                ALLOWED_WITHIN[node as usize][ROOM_CAP],
+                ALLOWED_WITHIN[node as usize][ROOM_CAP + 1],
                 CLASS_BYTES
                     .iter()
                     .zip(NEXT[node as usize])
