@@ -261,15 +261,15 @@ const MIN_REST: [u8; NODES] = {
 };
 
 /// `MOVES_ALONG[next]`: whether entering `next` only moves along the line, with nothing to
-/// record: not the end of a line (`Between`, `InFrame`, `Body`), not a digit of a nonzero
-/// `nbytes` (`Size`), not a refusal (`Dead`).
+/// record: not the end of a line (`Between`, `InFrame`, `Body`), not the start or a digit of
+/// `nbytes` (`SizeStart`, `Size`: the digits that may follow change), not a refusal (`Dead`).
 const MOVES_ALONG: [bool; NODES] = {
     let mut table = [true; NODES];
     let mut n = 0;
     while n < NODES {
         table[n] = !matches!(
             ALL_NODES[n],
-            Node::Between | Node::InFrame | Node::Body | Node::Size | Node::Dead
+            Node::Between | Node::InFrame | Node::Body | Node::SizeStart | Node::Size | Node::Dead
         );
         n += 1;
     }
@@ -303,18 +303,21 @@ const ALLOWED_WITHIN: [[ByteSet; ROOM_CAP + 2]; NODES] = {
     table
 };
 
-const DIGITS: ByteSet = ByteSet::range(b'0', b'9');
-
-/// `DIGITS_UP_TO[t]` is the digits `0..=t`.
-const DIGITS_UP_TO: [ByteSet; 10] = {
-    let mut sets = [ByteSet::EMPTY; 10];
-    let mut top = 0;
-    while top < 10 {
-        sets[top] = ByteSet::range(b'0', b'0' + top as u8);
-        top += 1;
+/// `DIGITS_WITHIN[n]`: every byte but the digits from the `n`-th on (`0`..`n−1` stay). Inside
+/// `nbytes` the machine keeps `n`, how many digits can extend it within `max_arg`;
+/// elsewhere `n` is 10 and the set is every byte.
+const DIGITS_WITHIN: [ByteSet; 11] = {
+    let mut sets = [ByteSet::FULL; 11];
+    let mut n = 0;
+    while n < 10 {
+        sets[n] = ByteSet::range(b'0' + n as u8, b'9').complement();
+        n += 1;
     }
     sets
 };
+
+/// [`DIGITS_WITHIN`] that narrows nothing.
+const EVERY_DIGIT: u8 = 10;
 
 /// What one byte did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -345,6 +348,9 @@ pub struct CtlMachine {
     budget: u32,
     /// Inside `nbytes`, its value so far; inside a body, the bytes still owed; else 0.
     count: u64,
+    /// How many digits can extend `nbytes` within `max_arg` (an index of [`DIGITS_WITHIN`]);
+    /// [`EVERY_DIGIT`] outside `nbytes`.
+    digit_room: u8,
     consumed: u64,
     limits: Limits,
     error: Option<ParseError<CtlErrorKind>>,
@@ -363,6 +369,7 @@ impl CtlMachine {
             node: Node::Between,
             budget: limits.max_line,
             count: 0,
+            digit_room: EVERY_DIGIT,
             consumed: 0,
             limits,
             error: None,
@@ -405,23 +412,18 @@ impl CtlMachine {
     /// The bytes that may come next. Empty after an error.
     #[inline]
     pub fn allowed(&self) -> ByteSet {
-        let set =
-            ALLOWED_WITHIN[self.node as usize][self.budget.min(ROOM_CAP as u32 + 1) as usize];
-        match self.node {
-            Node::SizeStart | Node::Size => set
-                .difference(DIGITS)
-                .union(set.intersection(self.digits_within_bound())),
-            _ => set,
-        }
+        let budget = self.budget.min(ROOM_CAP as u32 + 1) as usize;
+        ALLOWED_WITHIN[self.node as usize][budget]
+            .intersection(DIGITS_WITHIN[self.digit_room as usize])
     }
 
-    /// The digits that may extend `nbytes` and keep it within `max_arg`.
-    fn digits_within_bound(&self) -> ByteSet {
+    /// How many digits can extend `nbytes` (its value so far in `count`) within `max_arg`.
+    fn digits_within_bound(&self) -> u8 {
         match self.count.checked_mul(10) {
             Some(base) if base <= self.limits.max_arg => {
-                DIGITS_UP_TO[(self.limits.max_arg - base).min(9) as usize]
+                (self.limits.max_arg - base).min(9) as u8 + 1
             }
-            _ => ByteSet::EMPTY,
+            _ => 0,
         }
     }
 
@@ -452,6 +454,9 @@ impl CtlMachine {
                 None => return Err(self.refuse(byte, CtlErrorKind::ArgTooLarge)),
             }
         }
+        if matches!(next, Node::SizeStart | Node::Size) {
+            self.digit_room = self.digits_within_bound();
+        }
         if MIN_REST[next as usize] as u32 >= self.budget {
             return Err(self.refuse(byte, CtlErrorKind::LineTooLong));
         }
@@ -462,6 +467,7 @@ impl CtlMachine {
             return Ok(Step::Header);
         }
         self.budget = self.limits.max_line;
+        self.digit_room = EVERY_DIGIT;
         let step = match self.node {
             Node::Name => Step::CallLine,
             Node::End => Step::CallEnd,
