@@ -428,7 +428,7 @@ impl CtlMachine {
     }
 
     /// Takes one byte. On a refusal the machine enters its sticky error state.
-    #[inline]
+    #[inline(always)]
     pub fn step(&mut self, byte: u8) -> Result<Step, ParseError<CtlErrorKind>> {
         if self.node == Node::Body {
             self.consumed += 1;
@@ -502,7 +502,7 @@ impl CtlMachine {
             self.node = node;
             self.budget = budget;
             self.consumed += (at - stepped) as u64;
-            let step = self.step(byte)?;
+            let step = self.step_out_of_line(byte)?;
             stepped = at + 1;
             if step != Step::Header {
                 return Ok((stepped, step));
@@ -513,6 +513,13 @@ impl CtlMachine {
         self.budget = budget;
         self.consumed += (bytes.len() - stepped) as u64;
         Ok((bytes.len(), Step::Header))
+    }
+
+    /// [`step`](Self::step) as a call, for the bytes that end a run of [`step_line`]: keeps
+    /// the run's loop small.
+    #[inline(never)]
+    fn step_out_of_line(&mut self, byte: u8) -> Result<Step, ParseError<CtlErrorKind>> {
+        self.step(byte)
     }
 
     /// Enters the sticky error state (or keeps the error already there) and returns it.

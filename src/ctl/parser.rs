@@ -125,6 +125,32 @@ impl CtlParser {
     }
 }
 
+impl CtlParser {
+    /// One byte, as a decoder pushes it: straight through the machine's step.
+    #[inline]
+    fn push_byte<F>(
+        &mut self,
+        byte: u8,
+        chunk: &[u8],
+        on_event: &mut F,
+    ) -> Result<(), ParseError<CtlErrorKind>>
+    where
+        F: for<'e> FnMut(CtlEvent<'e>),
+    {
+        match self.machine.step(byte)? {
+            Step::Header => self.line.push(byte),
+            Step::Body { last } => {
+                on_event(CtlEvent::ArgData(chunk));
+                if last {
+                    on_event(CtlEvent::ArgEnd);
+                }
+            }
+            step => self.stepped_line(chunk, step, on_event),
+        }
+        Ok(())
+    }
+}
+
 /// Emits the events of a complete, checked header line; `separator` is the SP after its first
 /// token (`id` or `key`).
 #[inline]
@@ -162,6 +188,9 @@ impl PushParser for CtlParser {
     where
         F: for<'e> FnMut(CtlEvent<'e>),
     {
+        if let [byte] = *chunk {
+            return self.push_byte(byte, chunk, on_event);
+        }
         if let Some(error) = self.machine.error() {
             return Err(error);
         }
