@@ -5,6 +5,7 @@
 //! checks: they return a description of the first violation instead of panicking, so that a
 //! fuzz target, a property test and a corpus test can all use them.
 
+use crate::byteset::ByteSet;
 use crate::contract::{Outcome, PushParser};
 use crate::event::{Record, Recorder};
 
@@ -170,8 +171,11 @@ fn check_state<P: PushParser>(
 
 /// The chunking-invariance obligation on one input: whole-buffer feeding, byte-at-a-time
 /// feeding (with the per-prefix checks of [`check_byte_at_a_time`]) and every 2-way split
-/// (every `stride`-th one; 1 for all) give the same transcript. Returns the whole-buffer
-/// transcript.
+/// (every `stride`-th one; 1 for all) give the same transcript, and after the first part of a
+/// split the parser stands where byte-at-a-time feeding stood after the same bytes: the same
+/// `allowed()`, `accepting()`, consumed and confirmed offsets. (A parser's bulk paths, which
+/// take runs of bytes at once, must leave the same state as its step.) Returns the
+/// whole-buffer transcript.
 pub fn check_chunking<P: PushParser>(
     parser: &P,
     input: &[u8],
@@ -182,8 +186,29 @@ pub fn check_chunking<P: PushParser>(
     if bytewise != whole {
         return Err(describe_difference("byte at a time", &whole, &bytewise));
     }
+    let stepped = frontiers_byte_at_a_time(parser.clone(), input);
     for cut in (0..=input.len()).step_by(stride.max(1)) {
-        let split = run_split(parser.clone(), input, &[cut]);
+        let mut split = parser.clone();
+        let mut recorder = Recorder::default();
+        if split
+            .push(&input[..cut], &mut |e| recorder.record(&e))
+            .is_ok()
+        {
+            let here = Frontier::of(&split);
+            if stepped.get(cut) != Some(&here) {
+                return Err(format!(
+                    "after the first {cut} bytes in one chunk the parser stands at {here:?}, \
+                     byte at a time at {:?}",
+                    stepped.get(cut)
+                ));
+            }
+            let _ = split.push(&input[cut..], &mut |e| recorder.record(&e));
+        }
+        let outcome = split.finish(&mut |e| recorder.record(&e));
+        let split = Transcript {
+            records: recorder.records,
+            outcome,
+        };
         if split != whole {
             return Err(describe_difference(
                 &format!("split at {cut}"),
@@ -193,6 +218,39 @@ pub fn check_chunking<P: PushParser>(
         }
     }
     Ok(whole)
+}
+
+/// Where a parser stands between two pushes, as a consumer or a decoder can see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Frontier {
+    allowed: ByteSet,
+    accepting: bool,
+    consumed: u64,
+    confirmed: u64,
+}
+
+impl Frontier {
+    fn of<P: PushParser>(parser: &P) -> Frontier {
+        Frontier {
+            allowed: parser.allowed(),
+            accepting: parser.accepting(),
+            consumed: parser.consumed(),
+            confirmed: parser.confirmed(),
+        }
+    }
+}
+
+/// The frontier after every prefix of `input` fed a byte at a time, up to the first refused
+/// byte.
+fn frontiers_byte_at_a_time<P: PushParser>(mut parser: P, input: &[u8]) -> Vec<Frontier> {
+    let mut frontiers = vec![Frontier::of(&parser)];
+    for &byte in input {
+        if parser.push(&[byte], &mut |_| {}).is_err() {
+            break;
+        }
+        frontiers.push(Frontier::of(&parser));
+    }
+    frontiers
 }
 
 /// Every prefix, parsed from scratch as a stream of its own (every `stride`-th one), gives the

@@ -305,9 +305,10 @@ const ALLOWED_WITHIN: [[ByteSet; ROOM_CAP + 2]; NODES] = {
 
 /// `DIGITS_WITHIN[n]`: every byte but the digits from the `n`-th on (`0`..`n−1` stay). Inside
 /// `nbytes` the machine keeps `n`, how many digits can extend it within `max_arg`;
-/// elsewhere `n` is 10 and the set is every byte.
-const DIGITS_WITHIN: [ByteSet; 11] = {
-    let mut sets = [ByteSet::FULL; 11];
+/// elsewhere `n` is 10 and the set is every byte. (16 entries, so that an index masked to
+/// four bits needs no bounds check.)
+const DIGITS_WITHIN: [ByteSet; 16] = {
+    let mut sets = [ByteSet::FULL; 16];
     let mut n = 0;
     while n < 10 {
         sets[n] = ByteSet::range(b'0' + n as u8, b'9').complement();
@@ -414,7 +415,7 @@ impl CtlMachine {
     pub fn allowed(&self) -> ByteSet {
         let budget = self.budget.min(ROOM_CAP as u32 + 1) as usize;
         ALLOWED_WITHIN[self.node as usize][budget]
-            .intersection(DIGITS_WITHIN[self.digit_room as usize])
+            .intersection(DIGITS_WITHIN[self.digit_room as usize & 15])
     }
 
     /// How many digits can extend `nbytes` (its value so far in `count`) within `max_arg`.
