@@ -1,54 +1,35 @@
-//! What each byte of a header line is, 16 bytes at a time, for the whole-line path.
+//! Where a header line's token characters stop, 16 bytes at a time, for the whole-line path.
 //!
-//! A header line that arrives whole is checked as bit masks rather than byte by byte: which
-//! bytes are token characters and where the LF is. A `call` line is then valid
-//! when exactly one byte between the keyword and the LF is not a token character and that byte
-//! is a SP with a token on each side; an `arg` line likewise, its second token all digits.
-//! Token lengths vary from line to line, so a loop that stops at the first byte that is not a
-//! token character mispredicts its exit about once a token; the masks need no such branch.
-//!
-//! The masks come from SSE2 compares (through `safe_arch`) on x86-64 and from the byte table
-//! elsewhere. Lines of up to 64 bytes are scanned; a longer one is left to the machine's
-//! byte-by-byte path.
+//! A `call` or `arg` line is a keyword, a token, SP, a token, LF. So the first two bytes after
+//! the keyword that are not token characters must be that SP and that LF, and the line is
+//! checked by finding those two ([`separators`]) instead of walking each token to its end:
+//! token lengths vary from line to line, and a loop that stops at the first byte outside a
+//! token mispredicts its exit about once a token. The bytes are classified with SSE2 compares
+//! (through `safe_arch`) on x86-64 and with the byte table elsewhere. Lines of up to 64 bytes
+//! are scanned; a longer one is left to the machine's byte-by-byte path.
 
 /// The longest line (LF included) scanned; longer lines are stepped.
 pub(super) const SCANNED: usize = 64;
 
-/// The classes of the bytes of one line, bit `i` for byte `i`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct LineMasks {
-    /// Token characters.
-    pub(super) token: u64,
-    /// Where the line's LF is: its length minus one.
-    pub(super) lf: usize,
-}
-
-impl LineMasks {
-    /// Scans the line at the start of `bytes` if its LF is among its first `limit` bytes (and
-    /// the first [`SCANNED`]); `None` otherwise.
-    #[inline]
-    pub(super) fn scan(bytes: &[u8], limit: usize) -> Option<LineMasks> {
-        let limit = limit.min(bytes.len()).min(SCANNED);
-        let mut token = 0u64;
-        let mut start = 0;
-        while start < limit {
-            let lane = lane_at(bytes, start);
-            let classes = classify(&lane);
-            token |= (classes.token as u64) << start;
-            if classes.lf != 0 {
-                let lf = start + classes.lf.trailing_zeros() as usize;
-                return (lf < limit).then_some(LineMasks { token, lf });
-            }
-            start += 16;
+/// The offsets of the first two bytes at or after `from` that are not token characters, if
+/// both are among the first `limit` bytes of `bytes` (and the first [`SCANNED`]). `from` is a
+/// keyword's length, less than 16.
+#[inline]
+pub(super) fn separators(bytes: &[u8], from: usize, limit: usize) -> Option<(usize, usize)> {
+    let limit = limit.min(bytes.len()).min(SCANNED);
+    let mut odd = 0u64;
+    let mut start = 0;
+    while start < limit {
+        odd |= (!token_mask(&lane_at(bytes, start)) as u64 & 0xffff) << start;
+        let after = odd & (u64::MAX << from);
+        let second = after & after.wrapping_sub(1);
+        if second != 0 {
+            let second_at = second.trailing_zeros() as usize;
+            return (second_at < limit).then_some((after.trailing_zeros() as usize, second_at));
         }
-        None
+        start += 16;
     }
-
-    /// The bits of bytes `from..self.lf`.
-    #[inline]
-    pub(super) fn between(&self, from: usize) -> u64 {
-        (u64::MAX << from) & !(u64::MAX << self.lf)
-    }
+    None
 }
 
 /// The 16 bytes of `bytes` from `start`, zero-padded past its end (a zero byte is in no class).
@@ -65,15 +46,10 @@ fn lane_at(bytes: &[u8], start: usize) -> [u8; 16] {
     }
 }
 
-/// The classes of 16 bytes, bit `i` for byte `i`.
-struct LaneClasses {
-    token: u16,
-    lf: u16,
-}
-
+/// Bit `i` set when `lane[i]` is a token character.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline]
-fn classify(lane: &[u8; 16]) -> LaneClasses {
+fn token_mask(lane: &[u8; 16]) -> u16 {
     use safe_arch::{
         add_i8_m128i, cmp_eq_mask_i8_m128i, cmp_lt_mask_i8_m128i, load_unaligned_m128i, m128i,
         move_mask_i8_m128i, set_splat_i8_m128i,
@@ -83,29 +59,21 @@ fn classify(lane: &[u8; 16]) -> LaneClasses {
         let shifted = add_i8_m128i(bytes, set_splat_i8_m128i(0x80u8.wrapping_sub(lo) as i8));
         cmp_lt_mask_i8_m128i(shifted, set_splat_i8_m128i((n as i8).wrapping_sub(-128)))
     };
-    let eq = |bytes: m128i, b: u8| cmp_eq_mask_i8_m128i(bytes, set_splat_i8_m128i(b as i8));
     let bytes = load_unaligned_m128i(lane);
-    let digit = within(bytes, b'0', 10);
-    // ALPHA: either case, folded to lower case by setting bit 5.
-    let alpha = within(bytes | set_splat_i8_m128i(0x20), b'a', 26);
-    // `-` and `.` are adjacent; `:` and `_` are alone.
-    let punct = within(bytes, b'-', 2) | eq(bytes, b':') | eq(bytes, b'_');
-    let mask = |set: m128i| move_mask_i8_m128i(set) as u16;
-    LaneClasses {
-        token: mask(digit | alpha | punct),
-        lf: mask(eq(bytes, b'\n')),
-    }
+    // `-` `.` and `0`..`9` `:` are two runs; ALPHA folds to lower case by setting bit 5.
+    let token = within(bytes, b'-', 2)
+        | within(bytes, b'0', 11)
+        | within(bytes | set_splat_i8_m128i(0x20), b'a', 26)
+        | cmp_eq_mask_i8_m128i(bytes, set_splat_i8_m128i(b'_' as i8));
+    move_mask_i8_m128i(token) as u16
 }
 
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 #[inline]
-fn classify(lane: &[u8; 16]) -> LaneClasses {
-    let mut classes = LaneClasses { token: 0, lf: 0 };
-    for (i, &b) in lane.iter().enumerate() {
-        classes.token |= (super::TOKEN_CHARS.contains(b) as u16) << i;
-        classes.lf |= ((b == b'\n') as u16) << i;
-    }
-    classes
+fn token_mask(lane: &[u8; 16]) -> u16 {
+    lane.iter().enumerate().fold(0, |mask, (i, &b)| {
+        mask | (super::TOKEN_CHARS.contains(b) as u16) << i
+    })
 }
 
 #[cfg(test)]
@@ -117,28 +85,25 @@ mod tests {
     fn every_byte_is_classified_as_the_grammar_says() {
         for base in (0..256).step_by(16) {
             let lane: [u8; 16] = std::array::from_fn(|i| (base + i) as u8);
-            let classes = classify(&lane);
+            let mask = token_mask(&lane);
             for (i, &b) in lane.iter().enumerate() {
-                assert_eq!(
-                    classes.token >> i & 1 == 1,
-                    TOKEN_CHARS.contains(b),
-                    "{b:#x}"
-                );
-                assert_eq!(classes.lf >> i & 1 == 1, b == b'\n', "{b:#x}");
+                assert_eq!(mask >> i & 1 == 1, TOKEN_CHARS.contains(b), "{b:#x}");
             }
         }
     }
 
     #[test]
-    fn the_lf_must_be_within_the_limit() {
+    fn separators_are_the_first_two_bytes_outside_tokens() {
         let line = b"call c1 read_file\nend\n";
-        let masks = LineMasks::scan(line, 256).unwrap();
-        assert_eq!(masks.lf, 17);
-        assert_eq!(masks.between(5) & !masks.token, 1 << 7);
-        assert_eq!(LineMasks::scan(line, 18).map(|m| m.lf), Some(17));
-        assert_eq!(LineMasks::scan(line, 17), None);
-        assert_eq!(LineMasks::scan(&line[..17], 256), None);
-        let long = [b'a'; 80];
-        assert_eq!(LineMasks::scan(&long, 256), None);
+        assert_eq!(separators(line, 5, 256), Some((7, 17)));
+        assert_eq!(separators(line, 5, 18), Some((7, 17)));
+        assert_eq!(separators(line, 5, 17), None);
+        assert_eq!(separators(&line[..17], 5, 256), None);
+        assert_eq!(
+            separators(b"arg k 12345678901234567890123\n", 4, 256),
+            Some((5, 29))
+        );
+        assert_eq!(separators(b"call a b c\n", 5, 256), Some((6, 8)));
+        assert_eq!(separators(&[b'a'; 80], 5, 256), None);
     }
 }

@@ -31,7 +31,7 @@
 use crate::byteset::ByteSet;
 use crate::contract::ParseError;
 
-use super::line_scan::LineMasks;
+use super::line_scan;
 use super::{CtlErrorKind, Limits, TOKEN_CHARS};
 
 /// A position in the grammar: what has been read of the current line, or where else the
@@ -585,16 +585,13 @@ impl CtlMachine {
             Node::InFrame if bytes.starts_with(b"arg ") => 4,
             _ => return None,
         };
-        let line = LineMasks::scan(bytes, self.limits.max_line as usize)?;
-        // Exactly one byte after the keyword is not a token character: the SP between two
-        // tokens.
-        let odd = line.between(keyword) & !line.token;
-        let separator = odd.trailing_zeros() as usize;
-        if odd == 0
-            || odd & (odd - 1) != 0
-            || bytes[separator] != b' '
+        // The first two bytes after the keyword that are not token characters must be the SP
+        // between the two tokens and the LF.
+        let (separator, lf) = line_scan::separators(bytes, keyword, self.limits.max_line as usize)?;
+        if bytes.get(separator) != Some(&b' ')
+            || bytes.get(lf) != Some(&b'\n')
             || separator == keyword
-            || separator + 1 == line.lf
+            || lf == separator + 1
         {
             return None;
         }
@@ -602,7 +599,7 @@ impl CtlMachine {
             self.node = Node::InFrame;
             Step::CallLine
         } else {
-            let digits = &bytes[separator + 1..line.lf];
+            let digits = bytes.get(separator + 1..lf)?;
             if digits.len() > 1 && digits[0] == b'0' {
                 return None;
             }
@@ -618,8 +615,8 @@ impl CtlMachine {
             self.node = if len > 0 { Node::Body } else { Node::InFrame };
             Step::ArgLine { len }
         };
-        self.consumed += line.lf as u64 + 1;
-        Some((line.lf + 1, step, separator))
+        self.consumed += lf as u64 + 1;
+        Some((lf + 1, step, separator))
     }
 }
 
