@@ -600,17 +600,22 @@ impl CtlMachine {
             Step::CallLine
         } else {
             let digits = bytes.get(separator + 1..lf)?;
-            if digits.len() > 1 && digits[0] == b'0' {
+            // Up to 19 digits cannot overflow a u64; a longer `nbytes` is stepped, which
+            // finds the digit that crosses `max_arg`.
+            if digits.len() > 19 || (digits.len() > 1 && digits[0] == b'0') {
                 return None;
             }
-            let len = digits
-                .iter()
-                .map(|&d| d.wrapping_sub(b'0'))
-                .try_fold(0u64, |v, d| {
-                    let d = (d <= 9).then_some(d as u64)?;
-                    v.checked_mul(10)?.checked_add(d)
-                })
-                .filter(|&v| v <= self.limits.max_arg)?;
+            let mut len = 0u64;
+            for &digit in digits {
+                let digit = digit.wrapping_sub(b'0');
+                if digit > 9 {
+                    return None;
+                }
+                len = len * 10 + digit as u64;
+            }
+            if len > self.limits.max_arg {
+                return None;
+            }
             self.count = len;
             self.node = if len > 0 { Node::Body } else { Node::InFrame };
             Step::ArgLine { len }
