@@ -188,27 +188,7 @@ pub fn check_chunking<P: PushParser>(
     }
     let stepped = frontiers_byte_at_a_time(parser.clone(), input);
     for cut in (0..=input.len()).step_by(stride.max(1)) {
-        let mut split = parser.clone();
-        let mut recorder = Recorder::default();
-        if split
-            .push(&input[..cut], &mut |e| recorder.record(&e))
-            .is_ok()
-        {
-            let here = Frontier::of(&split);
-            if stepped.get(cut) != Some(&here) {
-                return Err(format!(
-                    "after the first {cut} bytes in one chunk the parser stands at {here:?}, \
-                     byte at a time at {:?}",
-                    stepped.get(cut)
-                ));
-            }
-            let _ = split.push(&input[cut..], &mut |e| recorder.record(&e));
-        }
-        let outcome = split.finish(&mut |e| recorder.record(&e));
-        let split = Transcript {
-            records: recorder.records,
-            outcome,
-        };
+        let split = run_split_checked(parser.clone(), input, &[cut], &stepped)?;
         if split != whole {
             return Err(describe_difference(
                 &format!("split at {cut}"),
@@ -218,6 +198,42 @@ pub fn check_chunking<P: PushParser>(
         }
     }
     Ok(whole)
+}
+
+/// [`run_split`], checking after every part but the last that the parser stands where
+/// byte-at-a-time feeding stood after the same bytes (`stepped`, from
+/// [`frontiers_byte_at_a_time`]).
+fn run_split_checked<P: PushParser>(
+    mut parser: P,
+    input: &[u8],
+    cuts: &[usize],
+    stepped: &[Frontier],
+) -> Result<Transcript<P::ErrorKind>, String> {
+    let mut recorder = Recorder::default();
+    let mut start = 0;
+    for &end in cuts.iter().chain(std::iter::once(&input.len())) {
+        let end = end.clamp(start, input.len());
+        if parser
+            .push(&input[start..end], &mut |e| recorder.record(&e))
+            .is_err()
+        {
+            break;
+        }
+        let here = Frontier::of(&parser);
+        if stepped.get(end) != Some(&here) {
+            return Err(format!(
+                "after the first {end} bytes in chunks the parser stands at {here:?}, \
+                 byte at a time at {:?}",
+                stepped.get(end)
+            ));
+        }
+        start = end;
+    }
+    let outcome = parser.finish(&mut |e| recorder.record(&e));
+    Ok(Transcript {
+        records: recorder.records,
+        outcome,
+    })
 }
 
 /// Where a parser stands between two pushes, as a consumer or a decoder can see it.
@@ -353,7 +369,8 @@ fn describe_difference<K: std::fmt::Debug>(
 
 /// The checks every fuzz target makes on one input, for any parser: nothing panics; feeding
 /// it whole, byte at a time (with the per-prefix checks of [`check_byte_at_a_time`]) and split
-/// at the given offsets gives one transcript. `cargo test` runs the same function over the
+/// at the given offsets gives one transcript, and after every part of the split the parser
+/// stands where byte-at-a-time feeding stood. `cargo test` runs the same function over the
 /// corpora, so CI exercises what the fuzzers check.
 pub fn check_contract<P: PushParser>(
     parser: &P,
@@ -367,7 +384,8 @@ pub fn check_contract<P: PushParser>(
     }
     let mut sorted = cuts.to_vec();
     sorted.sort_unstable();
-    let split = run_split(parser.clone(), input, &sorted);
+    let stepped = frontiers_byte_at_a_time(parser.clone(), input);
+    let split = run_split_checked(parser.clone(), input, &sorted, &stepped)?;
     if split != whole {
         return Err(describe_difference(
             &format!("split at {sorted:?}"),
