@@ -197,22 +197,20 @@ impl PushParser for CtlParser {
         let mut at = 0;
         while at < chunk.len() {
             let rest = &chunk[at..];
-            if self.machine.line_len() == 0 {
-                let (taken, last) = self.machine.skip_body(rest.len() as u64);
-                if taken > 0 {
-                    on_event(CtlEvent::ArgData(&rest[..taken as usize]));
-                    if last {
-                        on_event(CtlEvent::ArgEnd);
-                    }
-                    at += taken as usize;
-                    continue;
+            let (taken, last) = self.machine.skip_body(rest.len() as u64);
+            if taken > 0 {
+                on_event(CtlEvent::ArgData(&rest[..taken as usize]));
+                if last {
+                    on_event(CtlEvent::ArgEnd);
                 }
-                // A line starts: whole at once when it is all here.
-                if let Some((len, step, separator)) = self.machine.take_line(rest) {
-                    emit_line(&rest[..len], step, separator, on_event);
-                    at += len;
-                    continue;
-                }
+                at += taken as usize;
+                continue;
+            }
+            // A line that starts here: whole at once when it is all here.
+            if let Some((len, step, separator)) = self.machine.take_line(rest) {
+                emit_line(&rest[..len], step, separator, on_event);
+                at += len;
+                continue;
             }
             // Else the line is stepped until it ends or the chunk does.
             let (taken, step) = self.machine.step_line(rest)?;
