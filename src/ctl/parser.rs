@@ -3,8 +3,9 @@
 //! Body bytes never pass through the machine one by one: the parser hands the whole run that
 //! belongs to the current argument to the consumer as one borrowed slice. A header line that
 //! arrives whole in one chunk is checked in one pass ([`CtlMachine::take_line`]) and its tokens
-//! are read straight from the chunk; any other line is stepped byte by byte, and only its part
-//! in earlier chunks is kept in the line buffer.
+//! are read straight from the chunk; any other line is stepped ([`CtlMachine::step_line`]), and
+//! only its part in earlier chunks is kept in the line buffer. A one-byte push, what a decoder
+//! sends, goes straight through [`CtlMachine::step`].
 
 use crate::byteset::ByteSet;
 use crate::contract::{Outcome, ParseError, PushParser, Verdict};
@@ -97,6 +98,30 @@ impl CtlParser {
         &self.machine
     }
 
+    /// One byte, as a decoder pushes it: straight through the machine's step.
+    #[inline]
+    fn push_byte<F>(
+        &mut self,
+        byte: u8,
+        chunk: &[u8],
+        on_event: &mut F,
+    ) -> Result<(), ParseError<CtlErrorKind>>
+    where
+        F: for<'e> FnMut(CtlEvent<'e>),
+    {
+        match self.machine.step(byte)? {
+            Step::Header => self.line.push(byte),
+            Step::Body { last } => {
+                on_event(CtlEvent::ArgData(chunk));
+                if last {
+                    on_event(CtlEvent::ArgEnd);
+                }
+            }
+            step => self.stepped_line(chunk, step, on_event),
+        }
+        Ok(())
+    }
+
     /// Emits the events of a header line that was stepped to its end; `tail` is its part in
     /// the current chunk, LF included.
     #[inline(never)]
@@ -125,32 +150,6 @@ impl CtlParser {
     }
 }
 
-impl CtlParser {
-    /// One byte, as a decoder pushes it: straight through the machine's step.
-    #[inline]
-    fn push_byte<F>(
-        &mut self,
-        byte: u8,
-        chunk: &[u8],
-        on_event: &mut F,
-    ) -> Result<(), ParseError<CtlErrorKind>>
-    where
-        F: for<'e> FnMut(CtlEvent<'e>),
-    {
-        match self.machine.step(byte)? {
-            Step::Header => self.line.push(byte),
-            Step::Body { last } => {
-                on_event(CtlEvent::ArgData(chunk));
-                if last {
-                    on_event(CtlEvent::ArgEnd);
-                }
-            }
-            step => self.stepped_line(chunk, step, on_event),
-        }
-        Ok(())
-    }
-}
-
 /// Emits the events of a complete, checked header line; `separator` is the SP after its first
 /// token (`id` or `key`).
 #[inline]
@@ -158,15 +157,18 @@ fn emit_line<F>(line: &[u8], step: Step, separator: usize, on_event: &mut F)
 where
     F: for<'e> FnMut(CtlEvent<'e>),
 {
-    let end = line.len() - 1;
+    // The machine checked the line, so these ranges are its tokens; `get` keeps even a broken
+    // invariant from panicking.
+    let token = |range: std::ops::Range<usize>| Token::new(line.get(range).unwrap_or_default());
+    let end = line.len().saturating_sub(1);
     match step {
         Step::CallLine => on_event(CtlEvent::CallStart {
-            id: Token::new(&line[5..separator]),
-            name: Token::new(&line[separator + 1..end]),
+            id: token(5..separator),
+            name: token(separator + 1..end),
         }),
         Step::ArgLine { len } => {
             on_event(CtlEvent::ArgStart {
-                key: Token::new(&line[4..separator]),
+                key: token(4..separator),
                 len,
             });
             if len == 0 {
