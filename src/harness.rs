@@ -5,6 +5,8 @@
 //! checks: they return a description of the first violation instead of panicking, so that a
 //! fuzz target, a property test and a corpus test can all use them.
 
+use std::convert::Infallible;
+
 use crate::byteset::ByteSet;
 use crate::contract::{Outcome, PushParser};
 use crate::event::{Record, Recorder};
@@ -41,10 +43,24 @@ pub fn run<P: PushParser>(
 
 /// Feeds `input` split at the given increasing offsets.
 pub fn run_split<P: PushParser>(
-    mut parser: P,
+    parser: P,
     input: &[u8],
     cuts: &[usize],
 ) -> Transcript<P::ErrorKind> {
+    match feed_in_parts(parser, input, cuts, |_, _| Ok::<(), Infallible>(())) {
+        Ok(transcript) => transcript,
+        Err(never) => match never {},
+    }
+}
+
+/// Feeds `input` split at the given increasing offsets, calling `after_part` with the parser
+/// and the offset reached after every part it took; stops at its first complaint.
+fn feed_in_parts<P: PushParser, E>(
+    mut parser: P,
+    input: &[u8],
+    cuts: &[usize],
+    mut after_part: impl FnMut(&P, usize) -> Result<(), E>,
+) -> Result<Transcript<P::ErrorKind>, E> {
     let mut recorder = Recorder::default();
     let mut start = 0;
     for &end in cuts.iter().chain(std::iter::once(&input.len())) {
@@ -55,13 +71,14 @@ pub fn run_split<P: PushParser>(
         {
             break;
         }
+        after_part(&parser, end)?;
         start = end;
     }
     let outcome = parser.finish(&mut |e| recorder.record(&e));
-    Transcript {
+    Ok(Transcript {
         records: recorder.records,
         outcome,
-    }
+    })
 }
 
 /// Byte-at-a-time feeding, checking at every prefix what the contract promises:
@@ -204,35 +221,21 @@ pub fn check_chunking<P: PushParser>(
 /// byte-at-a-time feeding stood after the same bytes (`stepped`, from
 /// [`frontiers_byte_at_a_time`]).
 fn run_split_checked<P: PushParser>(
-    mut parser: P,
+    parser: P,
     input: &[u8],
     cuts: &[usize],
     stepped: &[Frontier],
 ) -> Result<Transcript<P::ErrorKind>, String> {
-    let mut recorder = Recorder::default();
-    let mut start = 0;
-    for &end in cuts.iter().chain(std::iter::once(&input.len())) {
-        let end = end.clamp(start, input.len());
-        if parser
-            .push(&input[start..end], &mut |e| recorder.record(&e))
-            .is_err()
-        {
-            break;
+    feed_in_parts(parser, input, cuts, |parser, end| {
+        let here = Frontier::of(parser);
+        if stepped.get(end) == Some(&here) {
+            return Ok(());
         }
-        let here = Frontier::of(&parser);
-        if stepped.get(end) != Some(&here) {
-            return Err(format!(
-                "after the first {end} bytes in chunks the parser stands at {here:?}, \
-                 byte at a time at {:?}",
-                stepped.get(end)
-            ));
-        }
-        start = end;
-    }
-    let outcome = parser.finish(&mut |e| recorder.record(&e));
-    Ok(Transcript {
-        records: recorder.records,
-        outcome,
+        Err(format!(
+            "after the first {end} bytes in chunks the parser stands at {here:?}, \
+             byte at a time at {:?}",
+            stepped.get(end)
+        ))
     })
 }
 
