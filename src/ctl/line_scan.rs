@@ -6,7 +6,8 @@
 //! byte and a branch at a time. The bytes are classified 16 at a time with SSE2 compares
 //! (through `safe_arch`) on x86-64 and with the byte table elsewhere. Lines of up to 64 bytes
 //! are scanned; a longer one is left to the machine's byte-by-byte path. (callgrind, the
-//! header-heavy benchmark: 386 instructions a call with per-token loops, 350 with the masks.)
+//! header-heavy benchmark fed whole: per-token loops 406 instructions a call; token and LF
+//! masks 391; the two separators found in the token mask alone 350.)
 
 /// The longest line (LF included) scanned; longer lines are stepped.
 pub(super) const SCANNED: usize = 64;
