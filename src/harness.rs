@@ -91,11 +91,23 @@ pub fn check_byte_at_a_time<P: PushParser>(
     input: &[u8],
     exhaustive: bool,
 ) -> Result<Transcript<P::ErrorKind>, String> {
+    byte_at_a_time(parser, input, exhaustive).map(|(transcript, _)| transcript)
+}
+
+/// [`check_byte_at_a_time`], also returning where the parser stood after every prefix it took
+/// (up to the first refused byte), for the chunked feedings to be compared with.
+fn byte_at_a_time<P: PushParser>(
+    parser: P,
+    input: &[u8],
+    exhaustive: bool,
+) -> Result<(Transcript<P::ErrorKind>, Vec<Frontier>), String> {
     let mut parser = parser;
     let mut recorder = Recorder::default();
     let mut last_confirmed = 0;
+    let mut frontiers = Vec::with_capacity(input.len() + 1);
     for (at, &byte) in input.iter().enumerate() {
         check_state(&parser, at, &mut last_confirmed)?;
+        frontiers.push(Frontier::of(&parser));
         let allowed = parser.allowed();
         if exhaustive {
             for b in 0..=255u8 {
@@ -138,6 +150,7 @@ pub fn check_byte_at_a_time<P: PushParser>(
     }
     if parser.error().is_none() {
         check_state(&parser, input.len(), &mut last_confirmed)?;
+        frontiers.push(Frontier::of(&parser));
     }
     let outcome = parser.finish(&mut |e| recorder.record(&e));
     if outcome.confirmed < last_confirmed || outcome.confirmed > outcome.consumed {
@@ -146,10 +159,11 @@ pub fn check_byte_at_a_time<P: PushParser>(
             outcome.confirmed
         ));
     }
-    Ok(Transcript {
+    let transcript = Transcript {
         records: recorder.records,
         outcome,
-    })
+    };
+    Ok((transcript, frontiers))
 }
 
 fn check_state<P: PushParser>(
@@ -199,11 +213,10 @@ pub fn check_chunking<P: PushParser>(
     stride: usize,
 ) -> Result<Transcript<P::ErrorKind>, String> {
     let whole = run(parser.clone(), input, None);
-    let bytewise = check_byte_at_a_time(parser.clone(), input, false)?;
+    let (bytewise, stepped) = byte_at_a_time(parser.clone(), input, false)?;
     if bytewise != whole {
         return Err(describe_difference("byte at a time", &whole, &bytewise));
     }
-    let stepped = frontiers_byte_at_a_time(parser.clone(), input);
     for cut in (0..=input.len()).step_by(stride.max(1)) {
         let split = run_split_checked(parser.clone(), input, &[cut], &stepped)?;
         if split != whole {
@@ -219,7 +232,7 @@ pub fn check_chunking<P: PushParser>(
 
 /// [`run_split`], checking after every part but the last that the parser stands where
 /// byte-at-a-time feeding stood after the same bytes (`stepped`, from
-/// [`frontiers_byte_at_a_time`]).
+/// [`byte_at_a_time`]).
 fn run_split_checked<P: PushParser>(
     parser: P,
     input: &[u8],
@@ -257,19 +270,6 @@ impl Frontier {
             confirmed: parser.confirmed(),
         }
     }
-}
-
-/// The frontier after every prefix of `input` fed a byte at a time, up to the first refused
-/// byte.
-fn frontiers_byte_at_a_time<P: PushParser>(mut parser: P, input: &[u8]) -> Vec<Frontier> {
-    let mut frontiers = vec![Frontier::of(&parser)];
-    for &byte in input {
-        if parser.push(&[byte], &mut |_| {}).is_err() {
-            break;
-        }
-        frontiers.push(Frontier::of(&parser));
-    }
-    frontiers
 }
 
 /// Every prefix, parsed from scratch as a stream of its own (every `stride`-th one), gives the
@@ -381,13 +381,12 @@ pub fn check_contract<P: PushParser>(
     cuts: &[usize],
 ) -> Result<Transcript<P::ErrorKind>, String> {
     let whole = run(parser.clone(), input, None);
-    let bytewise = check_byte_at_a_time(parser.clone(), input, false)?;
+    let (bytewise, stepped) = byte_at_a_time(parser.clone(), input, false)?;
     if bytewise != whole {
         return Err(describe_difference("byte at a time", &whole, &bytewise));
     }
     let mut sorted = cuts.to_vec();
     sorted.sort_unstable();
-    let stepped = frontiers_byte_at_a_time(parser.clone(), input);
     let split = run_split_checked(parser.clone(), input, &sorted, &stepped)?;
     if split != whole {
         return Err(describe_difference(

@@ -111,12 +111,7 @@ impl CtlParser {
     {
         match self.machine.step(byte)? {
             Step::Header => self.line.push(byte),
-            Step::Body { last } => {
-                on_event(CtlEvent::ArgData(chunk));
-                if last {
-                    on_event(CtlEvent::ArgEnd);
-                }
-            }
+            Step::Body { last } => emit_body(chunk, last, on_event),
             step => self.stepped_line(chunk, step, on_event),
         }
         Ok(())
@@ -147,6 +142,18 @@ impl CtlParser {
         emit_line(whole, step, separator, on_event);
         line.clear();
         self.line = line;
+    }
+}
+
+/// Emits body bytes of the current argument; `last` when they complete it.
+#[inline]
+fn emit_body<F>(data: &[u8], last: bool, on_event: &mut F)
+where
+    F: for<'e> FnMut(CtlEvent<'e>),
+{
+    on_event(CtlEvent::ArgData(data));
+    if last {
+        on_event(CtlEvent::ArgEnd);
     }
 }
 
@@ -201,10 +208,7 @@ impl PushParser for CtlParser {
             let rest = &chunk[at..];
             let (taken, last) = self.machine.skip_body(rest.len() as u64);
             if taken > 0 {
-                on_event(CtlEvent::ArgData(&rest[..taken as usize]));
-                if last {
-                    on_event(CtlEvent::ArgEnd);
-                }
+                emit_body(&rest[..taken as usize], last, on_event);
                 at += taken as usize;
                 continue;
             }
@@ -218,9 +222,7 @@ impl PushParser for CtlParser {
             let (taken, step) = self.machine.step_line(rest)?;
             at += taken;
             if step == Step::Header {
-                for &byte in rest {
-                    self.line.push(byte);
-                }
+                self.line.extend_from_slice(rest);
                 return Ok(());
             }
             self.stepped_line(&rest[..taken], step, on_event);
