@@ -36,7 +36,7 @@ use super::{CtlErrorKind, Limits, TOKEN_CHARS};
 
 /// A position in the grammar: what has been read of the current line, or where else the
 /// machine is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 enum Node {
     /// At a frame boundary: the stream so far is a sentence, and `call` comes next.
@@ -671,5 +671,49 @@ mod tests {
         }
         assert!(machine.accepting());
         assert_eq!(machine.consumed(), 35);
+    }
+}
+
+/// [`CtlMachine`]'s [`Recognizer::Key`]: the node, and the line budget and byte counts clipped
+/// to the horizon (a body of 3 bytes left and one of 3,000 differ only for longer strings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CtlKey {
+    node: Node,
+    budget: u32,
+    count: u64,
+    digit_room: u8,
+}
+
+impl crate::recognizer::Recognizer for CtlMachine {
+    type Key = CtlKey;
+
+    #[inline]
+    fn allowed(&self) -> ByteSet {
+        CtlMachine::allowed(self)
+    }
+
+    #[inline]
+    fn accepting(&self) -> bool {
+        CtlMachine::accepting(self)
+    }
+
+    #[inline]
+    fn try_byte(&mut self, byte: u8) -> bool {
+        CtlMachine::allowed(self).contains(byte) && self.step(byte).is_ok()
+    }
+
+    fn mask_key(&self, horizon: u32) -> CtlKey {
+        let beyond = horizon.saturating_add(1);
+        let count = match self.node {
+            // Every later digit and the body's length depend on the value so far.
+            Node::Size | Node::SizeStart | Node::SizeZero => self.count,
+            _ => self.count.min(beyond as u64),
+        };
+        CtlKey {
+            node: self.node,
+            budget: self.budget.min(beyond),
+            count,
+            digit_room: self.digit_room,
+        }
     }
 }

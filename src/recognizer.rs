@@ -1,0 +1,112 @@
+//! The recogniser layer: one small `Copy` state per language and mode, shared by everything
+//! that asks "which bytes may come next" without wanting events.
+//!
+//! A [`PushParser`](crate::contract::PushParser) emits events and holds the bounded buffers
+//! they need; its recogniser is the part that knows the grammar and the limits. A decoder
+//! walking a token trie tries thousands of byte paths per step and backs out of most of them,
+//! so the recogniser is `Copy` (a few words, no heap): backing out of a byte is restoring the
+//! copy taken before it, and a rejected byte prunes the whole subtree below it (the shape of
+//! llguidance's `try_append`).
+//!
+//! # Example
+//!
+//! Stepping CTL's recogniser byte by byte, as a sampler would:
+//!
+//! ```
+//! use frontier::ctl::CtlMachine;
+//! use frontier::recognizer::Recognizer;
+//!
+//! let mut state = CtlMachine::default();
+//! for &byte in b"call c1 read_file\n" {
+//!     assert!(state.allowed().contains(byte));
+//!     assert!(state.try_byte(byte));
+//! }
+//! let before = state;
+//! assert!(!state.try_byte(b'\n'), "a blank line is not CTL");
+//! assert_eq!(state, before, "a refused byte changes nothing");
+//! assert_eq!(state.forced_bytes_vec(), b"");   // `arg` or `end` may follow
+//! assert!(state.try_byte(b'e'));
+//! assert_eq!(state.forced_bytes_vec(), b"nd\n");
+//! ```
+
+use std::fmt::Debug;
+use std::hash::Hash;
+
+use crate::byteset::ByteSet;
+
+/// Longest run [`Recognizer::forced_bytes`] follows. Every language has a choice within a few
+/// bytes of any state; the bound only keeps a defective grammar from looping.
+pub const MAX_FORCED: usize = 4096;
+
+/// A cheap, copyable state of a language's grammar and limits.
+///
+/// Laws, checked for every language by [`crate::harness`]:
+/// - `try_byte(b)` succeeds exactly when `allowed().contains(b)`; a refusal leaves the state
+///   unchanged (it does not enter an error state);
+/// - `allowed()` and `accepting()` agree with the parser that handed the recogniser out, at
+///   every prefix;
+/// - two states with equal [`mask_key`](Recognizer::mask_key)`(h)` accept exactly the same
+///   byte strings of length at most `h`, and agree on `accepting()` after each of them.
+pub trait Recognizer: Copy + Debug + Send + Sync + 'static {
+    /// What [`mask_key`](Recognizer::mask_key) returns: the state with everything that no
+    /// continuation of the horizon's length can observe (absolute offsets, a body length far
+    /// beyond the horizon) taken out.
+    type Key: Copy + Eq + Hash + Debug + Send + Sync + 'static;
+
+    /// The bytes that may come next. Constant time.
+    fn allowed(&self) -> ByteSet;
+
+    /// Whether the bytes so far are a sentence of the language.
+    fn accepting(&self) -> bool;
+
+    /// Takes `byte` and returns `true` if it is allowed; otherwise returns `false` and the
+    /// state is unchanged.
+    fn try_byte(&mut self, byte: u8) -> bool;
+
+    /// Takes the longest allowed prefix of `bytes` and returns its length; the state is the
+    /// one after that prefix.
+    fn try_bytes(&mut self, bytes: &[u8]) -> usize {
+        for (i, &b) in bytes.iter().enumerate() {
+            if !self.try_byte(b) {
+                return i;
+            }
+        }
+        bytes.len()
+    }
+
+    /// A key equal for two states exactly when no byte string of at most `horizon` bytes can
+    /// tell them apart (see the trait's laws). A token mask depends only on this key with
+    /// `horizon` the vocabulary's longest token, which is what lets a matcher compute a mask
+    /// once per key and reuse it.
+    fn mask_key(&self, horizon: u32) -> Self::Key;
+
+    /// Appends the bytes every viable continuation starts with (at most [`MAX_FORCED`]):
+    /// followed while exactly one byte is allowed and the bytes so far are not a sentence
+    /// (a sentence may also end here, so nothing is forced).
+    fn forced_bytes(&self, out: &mut Vec<u8>) {
+        let mut state = *self;
+        for _ in 0..MAX_FORCED {
+            if state.accepting() {
+                return;
+            }
+            let allowed = state.allowed();
+            if allowed.len() != 1 {
+                return;
+            }
+            let Some(byte) = allowed.iter().next() else {
+                return;
+            };
+            if !state.try_byte(byte) {
+                return;
+            }
+            out.push(byte);
+        }
+    }
+
+    /// [`forced_bytes`](Recognizer::forced_bytes) into a new vector.
+    fn forced_bytes_vec(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.forced_bytes(&mut out);
+        out
+    }
+}
