@@ -30,6 +30,7 @@ use std::fmt;
 
 use crate::byteset::ByteSet;
 use crate::event::Event;
+use crate::recognizer::Recognizer;
 
 /// The stable name of an error kind, as printed by the CLI and documented per language.
 pub trait ErrorKind: Copy + Eq + fmt::Debug + 'static {
@@ -40,7 +41,7 @@ pub trait ErrorKind: Copy + Eq + fmt::Debug + 'static {
 /// The first byte outside the allowed set: where it was, what it was, and why it was refused.
 ///
 /// Errors are sticky: once a parser has returned one, every later push returns the same value.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub struct ParseError<K> {
     /// Absolute offset of the refused byte in the stream.
     pub offset: u64,
@@ -132,6 +133,13 @@ pub trait PushParser: Clone {
     /// The kinds of unit `check --json` counts, in the order it prints them (for example
     /// `["calls"]`). Each unit is announced by an event whose [`Event::unit`] names it.
     const UNITS: &'static [&'static str];
+    /// The language's recogniser ([`crate::recognizer`]): grammar and limits as a small
+    /// `Copy` state, without the buffers that events need.
+    type Recognizer: Recognizer;
+
+    /// The recogniser standing where the parser stands: stepped on its own from here, it
+    /// answers `allowed()` and `accepting()` exactly as the parser would.
+    fn recognizer(&self) -> Self::Recognizer;
 
     /// Feeds the next chunk (any size, zero included). Events confirmed by it are handed to
     /// `on_event` in order. The first byte outside [`allowed`](Self::allowed) stops the push

@@ -10,6 +10,7 @@ use std::convert::Infallible;
 use crate::byteset::ByteSet;
 use crate::contract::{Outcome, PushParser};
 use crate::event::{Record, Recorder};
+use crate::recognizer::Recognizer;
 
 /// Everything a consumer observes when a stream is parsed to its end.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,10 +106,12 @@ fn byte_at_a_time<P: PushParser>(
     let mut recorder = Recorder::default();
     let mut last_confirmed = 0;
     let mut frontiers = Vec::with_capacity(input.len() + 1);
+    let mut alone = parser.recognizer();
     for (at, &byte) in input.iter().enumerate() {
         check_state(&parser, at, &mut last_confirmed)?;
         frontiers.push(Frontier::of(&parser));
         let allowed = parser.allowed();
+        check_recognizer(&parser, &mut alone, at, byte, exhaustive)?;
         if exhaustive {
             for b in 0..=255u8 {
                 let ok = parser.clone().push(&[b], &mut |_| {}).is_ok();
@@ -165,6 +168,63 @@ fn byte_at_a_time<P: PushParser>(
     };
     Ok((transcript, frontiers))
 }
+
+/// The recogniser obligations at one prefix: the recogniser stepped on its own from the start
+/// (`alone`) stands where the parser's own recogniser stands (equal keys at an unbounded
+/// horizon) and answers `allowed()` and `accepting()` as the parser does; `try_byte` takes
+/// exactly the allowed bytes (all 256 tried with `exhaustive`) and leaves a refused one without
+/// a trace. Steps `alone` over `byte` when it is allowed.
+fn check_recognizer<P: PushParser>(
+    parser: &P,
+    alone: &mut P::Recognizer,
+    at: usize,
+    byte: u8,
+    exhaustive: bool,
+) -> Result<(), String> {
+    let own = parser.recognizer();
+    if own.mask_key(u32::MAX) != alone.mask_key(u32::MAX) {
+        return Err(format!(
+            "at {at}: the recogniser stepped alone is {alone:?}, the parser's is {own:?}"
+        ));
+    }
+    if alone.allowed() != parser.allowed() || alone.accepting() != parser.accepting() {
+        return Err(format!(
+            "at {at}: the recogniser says allowed {:?} accepting {}, the parser {:?} {}",
+            alone.allowed().ranges(),
+            alone.accepting(),
+            parser.allowed().ranges(),
+            parser.accepting()
+        ));
+    }
+    let tried: &[u8] = if exhaustive { &ALL_BYTES } else { &[byte] };
+    for &b in tried {
+        let mut copy = *alone;
+        let taken = copy.try_byte(b);
+        if taken != alone.allowed().contains(b) {
+            return Err(format!(
+                "at {at}: try_byte({b:#04x}) = {taken} against allowed()"
+            ));
+        }
+        if !taken && copy.mask_key(u32::MAX) != alone.mask_key(u32::MAX) {
+            return Err(format!(
+                "at {at}: a refused {b:#04x} changed the recogniser"
+            ));
+        }
+    }
+    alone.try_byte(byte);
+    Ok(())
+}
+
+/// Every byte value, in order.
+const ALL_BYTES: [u8; 256] = {
+    let mut all = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        all[i] = i as u8;
+        i += 1;
+    }
+    all
+};
 
 fn check_state<P: PushParser>(
     parser: &P,

@@ -224,6 +224,11 @@ impl PushParser for CodexParser {
     type Event<'e> = PatchEvent<'e>;
     type ErrorKind = PatchErrorKind;
     const UNITS: &'static [&'static str] = &["files", "chunks"];
+    type Recognizer = CodexMachine;
+
+    fn recognizer(&self) -> CodexMachine {
+        self.machine
+    }
 
     #[inline]
     fn push<F>(&mut self, chunk: &[u8], on_event: &mut F) -> Result<(), ParseError<PatchErrorKind>>

@@ -26,7 +26,7 @@ use super::utf8::{is_whitespace, Decoded, Utf8, ASCII_WS_NO_LF, LEADS, WS_LEADS}
 use super::{LineOp, Op, PatchErrorKind};
 
 /// The line context of the hunk reading: what kind of line may start here.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Ctx {
     /// Right after `*** Begin Patch`: a header, `*** Environment ID:`, or the end.
     First,
@@ -58,7 +58,7 @@ impl Ctx {
 }
 
 /// A complete line as the hunk reading classified it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LineKind {
     /// A file-operation header.
     Header(Op),
@@ -86,7 +86,7 @@ pub enum LineKind {
 }
 
 /// What the hunk reading has seen of the current line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Line {
     Dead,
     Start,
@@ -118,7 +118,7 @@ enum Line {
 }
 
 /// The close reading of the current line: `ws* "*** End Patch" ws*`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Close {
     Off,
     Lead,
@@ -129,7 +129,7 @@ enum Close {
 const END: &[u8] = b"*** End Patch";
 
 /// The tail reading: after a closing line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Tail {
     None,
     /// Direct form: whitespace only since the closing line.
@@ -144,7 +144,7 @@ enum Tail {
 }
 
 /// Before the hunk lines.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Phase {
     /// Leading whitespace of the whole text.
     Lead,
@@ -169,7 +169,7 @@ const HEREDOC: [&[u8]; 3] = [b"<<EOF", b"<<'EOF'", b"<<\"EOF\""];
 const BEGIN: &[u8] = b"*** Begin Patch";
 
 /// A character as the readings see it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Ch {
     Ascii(u8),
     Multi { ws: bool },
@@ -185,7 +185,7 @@ impl Ch {
 }
 
 /// Which non-ASCII characters a reading accepts next.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Multi {
     None,
     Ws,
@@ -193,7 +193,7 @@ enum Multi {
 }
 
 /// The next characters a reading accepts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Next {
     ascii: ByteSet,
     multi: Multi,
@@ -236,7 +236,7 @@ const WS: Next = Next {
 const HEADERS: Markers = Markers::of(&[Marker::Add, Marker::Delete, Marker::Update]);
 
 /// What one byte meant to the codex machine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Step {
     /// A byte inside a line.
     Byte,
@@ -256,7 +256,7 @@ pub enum Step {
 }
 
 /// The codex recogniser: `Copy`, a few words, exact `allowed()` in constant time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CodexMachine {
     /// `allowed()` of the current state, kept up to date by every step (free-text bytes, the
     /// common case, never change it).
@@ -892,6 +892,46 @@ fn heredoc_complete(cands: u8, matched: u8) -> bool {
         .iter()
         .enumerate()
         .any(|(i, t)| cands & (1 << i) != 0 && t.len() == matched as usize)
+}
+
+impl crate::recognizer::Recognizer for CodexMachine {
+    /// The machine with its offsets taken out: codex mode has no length limits.
+    type Key = CodexMachine;
+
+    #[inline]
+    fn allowed(&self) -> ByteSet {
+        self.allowed
+    }
+
+    #[inline]
+    fn accepting(&self) -> bool {
+        CodexMachine::accepting(self)
+    }
+
+    #[inline]
+    fn try_byte(&mut self, byte: u8) -> bool {
+        if !self.allowed.contains(byte) {
+            return false;
+        }
+        let before = *self;
+        if self.step(byte).is_err() {
+            *self = before; // unreachable while `allowed` is exact; the law holds regardless
+            return false;
+        }
+        true
+    }
+
+    fn mask_key(&self, _horizon: u32) -> CodexMachine {
+        CodexMachine {
+            consumed: 0,
+            error: self.error.map(|e| ParseError {
+                offset: 0,
+                byte: 0,
+                kind: e.kind,
+            }),
+            ..*self
+        }
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use crate::byteset::ByteSet;
 
 /// One marker, its text as the grammar spells it (LF included where the grammar puts a
 /// literal LF right after it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Marker {
     /// `*** Begin Patch` LF.
@@ -67,7 +67,7 @@ impl Marker {
 pub const LONGEST: usize = 20;
 
 /// A set of markers still possible after some bytes of a line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub struct Markers(pub u8);
 
 impl Markers {

@@ -99,6 +99,11 @@ impl PushParser for StrictParser {
     type Event<'e> = PatchEvent<'e>;
     type ErrorKind = PatchErrorKind;
     const UNITS: &'static [&'static str] = &["files", "chunks"];
+    type Recognizer = super::strict::StrictMachine;
+
+    fn recognizer(&self) -> super::strict::StrictMachine {
+        self.machine
+    }
 
     #[inline]
     fn push<F>(&mut self, chunk: &[u8], on_event: &mut F) -> Result<(), ParseError<PatchErrorKind>>

@@ -26,7 +26,7 @@ use super::utf8::{Decoded, Utf8, CHAR_START, CHAR_START_LF};
 use super::{LineOp, Op, PatchErrorKind};
 
 /// What kind of line starts here: the context a line start is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Ctx {
     /// Before `*** Begin Patch`.
     Start,
@@ -106,7 +106,7 @@ impl Ctx {
 }
 
 /// What a run of content belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TextKind {
     /// The path of a header (`/(.+)/`), or the id of `*** Environment ID:`.
     Path(PathOf),
@@ -117,7 +117,7 @@ pub enum TextKind {
 }
 
 /// Which header a path belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PathOf {
     /// A file operation's header.
     File(Op),
@@ -133,7 +133,7 @@ impl TextKind {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum State {
     Line(Ctx),
     Marker {
@@ -155,7 +155,7 @@ enum State {
 }
 
 /// What one byte meant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Step {
     /// A byte of a marker that is not finished yet (pending).
     Pending,
@@ -185,7 +185,7 @@ pub enum Step {
 }
 
 /// The options of strict mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub struct StrictOptions {
     /// Accept the multi-environment variant: one `*** Environment ID: <id>` line directly
     /// after `*** Begin Patch` (`grammars/apply_patch_env.lark`).
@@ -193,7 +193,7 @@ pub struct StrictOptions {
 }
 
 /// The strict recogniser: a few bytes of state, `Copy`, exact `allowed()` in constant time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StrictMachine {
     state: State,
     /// `allowed()` of the current state, kept up to date by every step so that a decoder's
@@ -502,6 +502,47 @@ const fn text(kind: TextKind, add: bool) -> State {
 
 const fn header(of: PathOf) -> (State, Step) {
     (text(TextKind::Path(of), false), Step::Header(of))
+}
+
+impl crate::recognizer::Recognizer for StrictMachine {
+    /// The machine with its offsets taken out: strict mode has no length limits, so nothing
+    /// else depends on how far the stream is.
+    type Key = StrictMachine;
+
+    #[inline]
+    fn allowed(&self) -> ByteSet {
+        self.allowed
+    }
+
+    #[inline]
+    fn accepting(&self) -> bool {
+        StrictMachine::accepting(self)
+    }
+
+    #[inline]
+    fn try_byte(&mut self, byte: u8) -> bool {
+        if !self.allowed.contains(byte) {
+            return false;
+        }
+        let before = *self;
+        if self.step(byte).is_err() {
+            *self = before; // unreachable while `allowed` is exact; the law holds regardless
+            return false;
+        }
+        true
+    }
+
+    fn mask_key(&self, _horizon: u32) -> StrictMachine {
+        StrictMachine {
+            consumed: 0,
+            error: self.error.map(|e| ParseError {
+                offset: 0,
+                byte: 0,
+                kind: e.kind,
+            }),
+            ..*self
+        }
+    }
 }
 
 #[cfg(test)]

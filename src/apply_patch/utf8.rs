@@ -63,7 +63,7 @@ const CONT_LO_HI: [(u8, u8); 5] = [
 ];
 
 /// Where a decoder stands inside one character.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub struct Utf8 {
     /// Continuation bytes still to come (0 between characters).
     need: u8,
@@ -76,7 +76,7 @@ pub struct Utf8 {
 }
 
 /// What one byte did to a decoder.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Decoded {
     /// The byte finished the character with this code point.
     Char(u32),

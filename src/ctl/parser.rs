@@ -191,6 +191,11 @@ impl PushParser for CtlParser {
     type Event<'e> = CtlEvent<'e>;
     type ErrorKind = CtlErrorKind;
     const UNITS: &'static [&'static str] = &["calls"];
+    type Recognizer = crate::ctl::CtlMachine;
+
+    fn recognizer(&self) -> crate::ctl::CtlMachine {
+        self.machine
+    }
 
     #[inline]
     fn push<F>(&mut self, chunk: &[u8], on_event: &mut F) -> Result<(), ParseError<CtlErrorKind>>

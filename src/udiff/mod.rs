@@ -90,7 +90,7 @@ pub use parser::UdiffParser;
 pub use units::LineKind;
 
 /// The three modes (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub enum Mode {
     /// File patches only, exact counts.
     Strict,
@@ -102,7 +102,7 @@ pub enum Mode {
 }
 
 /// The limit of the language.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Limits {
     /// Bytes in one header line (`diff --git`, extended headers, `---`, `+++`, hunk headers),
     /// LF included. Default 4096, at least [`Limits::MIN_MAX_LINE`]. Body and garbage lines

@@ -594,6 +594,11 @@ impl PushParser for UdiffParser {
     type Event<'e> = UdiffEvent<'e>;
     type ErrorKind = UdiffErrorKind;
     const UNITS: &'static [&'static str] = &["files", "hunks"];
+    type Recognizer = UdiffMachine;
+
+    fn recognizer(&self) -> UdiffMachine {
+        self.machine
+    }
 
     fn push<F>(&mut self, chunk: &[u8], on_event: &mut F) -> Result<(), ParseError<UdiffErrorKind>>
     where

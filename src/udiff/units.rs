@@ -3,7 +3,7 @@
 //! events. Paths and content are bytes: diffs need not be UTF-8.
 
 /// Which side a hunk line belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LineKind {
     /// ` ` (or an empty line): both sides.
     Context,

@@ -21,7 +21,7 @@ pub const MAX_SIZE_DIGITS: u8 = 15;
 pub const MAX_MODE_DIGITS: u8 = 7;
 
 /// What follows a keyword up to the LF.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Value {
     /// Any bytes but LF, at least one (names, `Binary files … differ`).
     Path { empty: bool },
@@ -41,7 +41,7 @@ pub enum Value {
 
 /// Where a hunk header is after `@@ -`: `field` 0..=3 is old start, old count, new start, new
 /// count; 4 waits for `+`; 5 and 6 for the two closing `@`; 7 is the section text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Range {
     /// Which part of the header.
     pub field: u8,

@@ -11,10 +11,26 @@
 
 use crate::byteset::ByteSet;
 use crate::udiff::keyword::{self as kw, KwSet};
-use crate::udiff::value::{Value, BASE85_UP_TO};
+use crate::udiff::value::{Value, BASE85_LENGTH, BASE85_UP_TO};
 use crate::udiff::Mode;
 
 use super::{Class, Ctx, Div, Fallback, Pos, UdiffMachine};
+
+/// The bytes a line start outside a hunk body treats one by one: the first byte of every
+/// keyword, and those the context dispatch of `line_start` names.
+const LINE_START_SPECIAL: ByteSet = {
+    let mut set = ByteSet::of(b" \n-+\\");
+    let mut k = 0;
+    while k < kw::TEXT.len() {
+        set = set.with(kw::TEXT[k][0]);
+        k += 1;
+    }
+    set
+};
+
+/// A byte outside [`LINE_START_SPECIAL`], probed for all of them.
+const ORDINARY_START: u8 = b'x';
+const _: () = assert!(!LINE_START_SPECIAL.contains(ORDINARY_START));
 
 impl UdiffMachine {
     /// Whether the input so far is a sentence.
@@ -120,17 +136,26 @@ impl UdiffMachine {
             }
             return set;
         }
+        if let Ctx::Base85 { .. } = self.ctx {
+            return BASE85_LENGTH.with(b'\n');
+        }
+        // Every byte outside `LINE_START_SPECIAL` starts a line the same way (as garbage, a
+        // removed line or an error, whatever the context): one of them answers for all.
         let mut set = ByteSet::EMPTY;
-        for b in 0..=255u8 {
+        for b in LINE_START_SPECIAL.iter() {
             if self.start_ok(b) {
                 set = set.with(b);
             }
+        }
+        if self.start_ok(ORDINARY_START) {
+            set = set.union(LINE_START_SPECIAL.complement());
         }
         set
     }
 
     /// Whether `byte` may start a line here: a cheap clone-and-step (a line start is a
-    /// handful of comparisons; `allowed` calls it at most 256 times at a line start).
+    /// handful of comparisons; `allowed` calls it once per byte of [`LINE_START_SPECIAL`] and
+    /// once for all the others).
     fn start_ok(&self, byte: u8) -> bool {
         let mut m = *self;
         m.transition(byte).is_ok()

@@ -53,6 +53,7 @@ mod body_run;
 mod header_line;
 mod header_run;
 mod line_start;
+mod recognizer;
 mod state;
 mod tentative;
 
@@ -61,7 +62,7 @@ pub use state::{Class, Fallback, Step, Stepped, END_FILE, END_HUNK};
 pub(crate) use state::{Ctx, Div, Pos};
 
 /// The unified-diff recogniser: `Copy`, exact `allowed()` in constant time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct UdiffMachine {
     mode: Mode,
     max_line: u32,

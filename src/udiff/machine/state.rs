@@ -11,7 +11,7 @@ use crate::udiff::value::Value;
 use crate::udiff::{LineKind, UdiffErrorKind};
 
 /// What a line is, once it streams to its LF.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Class {
     /// A hunk body line of the given side.
     Body(LineKind),
@@ -22,7 +22,7 @@ pub enum Class {
 }
 
 /// What becomes of tentative header lines that turn out not to be a header.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Fallback {
     /// They are garbage (outside a hunk).
     Garbage,
@@ -31,7 +31,7 @@ pub enum Fallback {
 }
 
 /// What the current line may be, from the lines before it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Ctx {
     /// Outside any file patch.
     Top,
@@ -57,7 +57,7 @@ pub(crate) enum Ctx {
 }
 
 /// Where the machine is in the current line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Pos {
     /// At the start of a line.
     Start,
@@ -72,7 +72,7 @@ pub(crate) enum Pos {
 }
 
 /// What a line whose prefix fits no keyword is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Div {
     Garbage,
     Body(LineKind),
@@ -82,7 +82,7 @@ pub(crate) enum Div {
 }
 
 /// The tentative header in progress.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(super) enum Tent {
     None,
     Some(Fallback),
@@ -95,7 +95,7 @@ pub const END_HUNK: u8 = 1;
 pub const END_FILE: u8 = 2;
 
 /// What one byte did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Step {
     /// The byte is held: a keyword prefix or a header value.
     Held,
@@ -148,7 +148,7 @@ pub enum Step {
 }
 
 /// One step's result: units that ended, then the step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Stepped {
     /// [`END_HUNK`] and [`END_FILE`] bits.
     pub ends: u8,

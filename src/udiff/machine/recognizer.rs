@@ -1,0 +1,85 @@
+//! The machine as a [`Recognizer`]: stepping it on its own gives the parser's answers.
+//!
+//! A tentative `---`/`+++` header that fails ([`Step::Abandon`]) un-consumes the current line:
+//! its held bytes, a prefix of the keyword the header expected, must be fed again from the
+//! fallback context, and then the byte that failed. The parser replays them from its line
+//! buffer; here they are known from the state itself (a prefix of one keyword), which is what
+//! [`UdiffMachine::resolved`] computes, so the recogniser needs no buffer.
+
+use crate::byteset::ByteSet;
+use crate::contract::ParseError;
+use crate::recognizer::Recognizer;
+use crate::udiff::value::Value;
+
+use super::{Ctx, Pos, Step, UdiffMachine};
+
+impl Recognizer for UdiffMachine {
+    /// The machine with its offsets taken out, hunk counts and the line's room clipped to the
+    /// horizon, and the hunk ranges kept only while a header line is read.
+    type Key = UdiffMachine;
+
+    #[inline]
+    fn allowed(&self) -> ByteSet {
+        UdiffMachine::allowed(self)
+    }
+
+    #[inline]
+    fn accepting(&self) -> bool {
+        UdiffMachine::accepting(self)
+    }
+
+    fn try_byte(&mut self, byte: u8) -> bool {
+        if !UdiffMachine::allowed(self).contains(byte) {
+            return false;
+        }
+        let before = *self;
+        let taken = match self.step(byte) {
+            Ok(stepped) if matches!(stepped.step, Step::Abandon { .. }) => {
+                // Fall back, replay the held keyword prefix, then the byte again.
+                match before.resolved() {
+                    Some(resolved) => {
+                        *self = resolved;
+                        self.step(byte)
+                            .is_ok_and(|s| !matches!(s.step, Step::Abandon { .. }))
+                    }
+                    None => false,
+                }
+            }
+            Ok(_) => true,
+            Err(_) => false,
+        };
+        if !taken {
+            *self = before; // unreachable while `allowed` is exact; the law holds regardless
+        }
+        taken
+    }
+
+    fn mask_key(&self, horizon: u32) -> UdiffMachine {
+        // Within `horizon` bytes at most `horizon` lines end, and a header line grows by at
+        // most `horizon` bytes (plus the fewest bytes that could still finish it).
+        let lines = horizon as u64 + 1;
+        let room = horizon.saturating_add(1 + Value::MAX_MIN_REST + 8);
+        let mut key = *self;
+        key.consumed = 0;
+        key.error = self.error.map(|e| ParseError {
+            offset: 0,
+            byte: 0,
+            kind: e.kind,
+        });
+        if let Ctx::Hunk { old, new, bs } = self.ctx {
+            key.ctx = Ctx::Hunk {
+                old: old.min(lines),
+                new: new.min(lines),
+                bs,
+            };
+        }
+        let left = self.max_line.saturating_sub(self.line_len);
+        if left > room {
+            key.line_len = self.max_line - room;
+        }
+        if !matches!(self.pos, Pos::Value { .. } | Pos::Kw { .. }) {
+            key.nums = [0; 4];
+        }
+        key
+    }
+}
