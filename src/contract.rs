@@ -122,8 +122,11 @@ pub struct Outcome<K> {
 
 /// An incremental parser that emits only confirmed events.
 ///
-/// Implementations keep their state between pushes and never rescan consumed bytes; they do
-/// not allocate per byte, and a clone is cheap (a few words plus, at most, one bounded buffer).
+/// Implementations keep their state between pushes and never rescan consumed bytes, and they
+/// do not allocate per byte. A clone copies the parser's buffers, which hold at most the
+/// pending bytes (bounded by the language's limits, except in codex-mode apply_patch, whose
+/// current line Codex itself does not bound); a decoder that only needs allowed sets copies
+/// the [`recognizer`](PushParser::recognizer) instead: 56 to 104 bytes, no heap.
 pub trait PushParser: Clone {
     /// The events of the language. They borrow from the pushed chunk or from the parser's
     /// bounded buffers, for the duration of the callback only.

@@ -142,3 +142,27 @@ fn a_refused_byte_leaves_every_recogniser_as_it_was() {
     assert_eq!(patch.try_bytes(b"*** Begin Patch\n\xff"), 16);
     assert!(patch.try_byte(b'*'));
 }
+
+#[test]
+fn recognisers_are_a_few_words() {
+    use std::mem::size_of;
+    let sizes = [
+        ("ctl", size_of::<<CtlParser as PushParser>::Recognizer>()),
+        (
+            "apply_patch strict",
+            size_of::<<StrictParser as PushParser>::Recognizer>(),
+        ),
+        (
+            "apply_patch codex",
+            size_of::<<CodexParser as PushParser>::Recognizer>(),
+        ),
+        (
+            "udiff",
+            size_of::<<UdiffParser as PushParser>::Recognizer>(),
+        ),
+    ];
+    eprintln!("{sizes:?}");
+    for (lang, size) in sizes {
+        assert!(size <= 128, "{lang}: {size} bytes");
+    }
+}
