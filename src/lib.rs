@@ -37,3 +37,11 @@ pub mod udiff;
 
 pub use byteset::ByteSet;
 pub use contract::{ErrorKind, Outcome, ParseError, PushParser, Verdict};
+
+/// The Rust examples of the README and of `docs/`, run by `cargo test --doc`; their command
+/// examples run in `tests/doc_examples.rs`.
+#[cfg(doctest)]
+mod doc_examples {
+    #[doc = include_str!("../README.md")]
+    struct Readme;
+}
