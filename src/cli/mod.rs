@@ -3,8 +3,10 @@
 //! function.
 
 mod apply;
+mod bounds;
 mod calls;
 mod check;
+mod display;
 mod events;
 mod input;
 mod lang;
@@ -67,7 +69,7 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("frontier: {e}");
+            eprintln!("frontier: {}", display::escaped(&e));
             EXIT_USAGE
         }
     }
