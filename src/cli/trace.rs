@@ -110,6 +110,8 @@ impl WithParser for Trace<'_> {
                 at += 1;
                 tracer.state(at, &parser)?;
             }
+            // The states of a read are printed before the next read waits for more input.
+            tracer.out.flush()?;
         }
         if self.summary {
             writeln!(
