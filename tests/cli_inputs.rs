@@ -63,19 +63,30 @@ const REST: &[u8] = b"call c2 x\nend\n";
 #[test]
 fn calls_prints_a_call_as_soon_as_it_arrives_on_a_pipe() {
     let (early, later) = first_line_before_the_rest(&["calls", "-"], FIRST, REST);
-    assert_eq!(early, r#"{"id":"c1","name":"read_file","args":{"path":"a"}}"#);
+    assert_eq!(
+        early,
+        r#"{"id":"c1","name":"read_file","args":{"path":"a"}}"#
+    );
     assert_eq!(later, [r#"{"id":"c2","name":"x","args":{}}"#]);
 }
 
 #[test]
 fn events_and_trace_print_as_the_input_arrives() {
-    let (early, later) =
-        first_line_before_the_rest(&["events", "--lang", "ctl", "--chunk", "1", "-"], FIRST, REST);
-    assert_eq!(early, r#"{"event":"call_start","id":"c1","name":"read_file"}"#);
+    let (early, later) = first_line_before_the_rest(
+        &["events", "--lang", "ctl", "--chunk", "1", "-"],
+        FIRST,
+        REST,
+    );
+    assert_eq!(
+        early,
+        r#"{"event":"call_start","id":"c1","name":"read_file"}"#
+    );
     let n = FIRST.len() + REST.len();
     assert_eq!(
         later.last().unwrap(),
-        &format!(r#"{{"event":"end","verdict":"complete","consumed":{n},"confirmed":{n},"error":null}}"#)
+        &format!(
+            r#"{{"event":"end","verdict":"complete","consumed":{n},"confirmed":{n},"error":null}}"#
+        )
     );
     let (early, later) = first_line_before_the_rest(&["trace", "--lang", "ctl", "-"], FIRST, REST);
     assert_eq!(early, r#"{"at":0,"accepting":true,"allowed":[[99,99]]}"#);
@@ -92,7 +103,10 @@ fn peak_rss_kib(pid: u32) -> Option<u64> {
 /// Runs `args` on `input` written through a pipe, reading the peak memory while the input is
 /// still open (everything written has been read by then: a pipe holds 64 KiB). Returns the
 /// peak in KiB (if /proc has it), the exit status, the output and the error output.
-fn run_measured(args: &[&str], input: impl Fn(&mut ChildStdin)) -> (Option<u64>, i32, Vec<u8>, String) {
+fn run_measured(
+    args: &[&str],
+    input: impl Fn(&mut ChildStdin),
+) -> (Option<u64>, i32, Vec<u8>, String) {
     let mut child = spawn(args);
     let mut stdout = child.stdout.take().unwrap();
     let reader = std::thread::spawn(move || {
@@ -107,12 +121,51 @@ fn run_measured(args: &[&str], input: impl Fn(&mut ChildStdin)) -> (Option<u64>,
     let peak = peak_rss_kib(child.id());
     drop(stdin);
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     let status = child.wait().unwrap().code().unwrap();
     (peak, status, reader.join().unwrap(), err)
 }
 
 const MIB: usize = 1 << 20;
+
+/// Read system calls made so far by a running process, from /proc (Linux).
+fn read_calls(pid: u32) -> Option<u64> {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    let line = io.lines().find(|l| l.starts_with("syscr:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn chunk_1_reads_in_blocks() {
+    let body = vec![b'x'; MIB];
+    let mut child = spawn(&["check", "--lang", "ctl", "--json", "--chunk", "1", "-"]);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(format!("call c1 w\narg k {MIB}\n").as_bytes())
+        .unwrap();
+    stdin.write_all(&body).unwrap();
+    stdin.write_all(b"end\n").unwrap();
+    stdin.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let reads = read_calls(child.id());
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains(r#""verdict":"complete""#),
+        "one-byte pushes still parse the stream"
+    );
+    if let Some(reads) = reads {
+        // A pipe hands over up to 64 KiB per read; one read per byte would be over a million.
+        assert!(reads < (MIB / 64) as u64, "{reads} reads for 1 MiB");
+    }
+}
 
 #[test]
 fn a_long_garbage_run_is_printed_in_bounded_records_in_bounded_memory() {
@@ -124,8 +177,10 @@ fn a_long_garbage_run_is_printed_in_bounded_records_in_bounded_memory() {
     });
     assert_eq!(status, 0);
     let out = String::from_utf8(out).unwrap();
-    let records: Vec<serde_json::Value> =
-        out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let (end, garbage) = records.split_last().unwrap();
     assert_eq!(end["consumed"], (block.len() * 32) as u64);
     // One span: every record keeps its start; together they are the whole input.
@@ -134,11 +189,18 @@ fn a_long_garbage_run_is_printed_in_bounded_records_in_bounded_memory() {
         assert_eq!(record["event"], "garbage");
         assert_eq!(record["start"], 0);
         let piece = record["data"].as_str().unwrap();
-        assert!(piece.len() <= 64 * 1024, "a record of {} bytes", piece.len());
+        assert!(
+            piece.len() <= 64 * 1024,
+            "a record of {} bytes",
+            piece.len()
+        );
         data.push_str(piece);
     }
     assert_eq!(data.len(), block.len() * 32);
-    assert!(data.as_bytes().chunks(block.len()).all(|c| c == block.as_bytes()));
+    assert!(data
+        .as_bytes()
+        .chunks(block.len())
+        .all(|c| c == block.as_bytes()));
     if let Some(peak) = peak {
         assert!(peak < 16 * 1024, "peak resident memory {peak} KiB");
     }
@@ -147,20 +209,34 @@ fn a_long_garbage_run_is_printed_in_bounded_records_in_bounded_memory() {
 #[test]
 fn trace_summary_streams_its_input() {
     let body = vec![b'x'; MIB];
-    let (peak, status, out, _) = run_measured(&["trace", "--lang", "ctl", "--max-arg", "1073741824", "--summary", "-"], |stdin| {
-        stdin
-            .write_all(format!("call c1 w\narg k {}\n", 32 * MIB).as_bytes())
-            .unwrap();
-        for _ in 0..32 {
-            stdin.write_all(&body).unwrap();
-        }
-        stdin.write_all(b"end\n").unwrap();
-    });
+    let (peak, status, out, _) = run_measured(
+        &[
+            "trace",
+            "--lang",
+            "ctl",
+            "--max-arg",
+            "1073741824",
+            "--summary",
+            "-",
+        ],
+        |stdin| {
+            stdin
+                .write_all(format!("call c1 w\narg k {}\n", 32 * MIB).as_bytes())
+                .unwrap();
+            for _ in 0..32 {
+                stdin.write_all(&body).unwrap();
+            }
+            stdin.write_all(b"end\n").unwrap();
+        },
+    );
     assert_eq!(status, 0);
     let header = format!("call c1 w\narg k {}\n", 32 * MIB).len() as u64;
     let prefixes = header + 32 * MIB as u64 + 4 + 1;
     let out = String::from_utf8(out).unwrap();
-    assert!(out.starts_with(&format!("{{\"prefixes\":{prefixes},")), "{out}");
+    assert!(
+        out.starts_with(&format!("{{\"prefixes\":{prefixes},")),
+        "{out}"
+    );
     if let Some(peak) = peak {
         assert!(peak < 16 * 1024, "peak resident memory {peak} KiB");
     }
@@ -169,9 +245,8 @@ fn trace_summary_streams_its_input() {
 #[test]
 fn a_call_over_its_byte_bound_is_reported_and_never_held() {
     let body = vec![b'x'; MIB];
-    let (peak, status, out, err) = run_measured(
-        &["calls", "--max-call-bytes", "4194304", "-"],
-        |stdin| {
+    let (peak, status, out, err) =
+        run_measured(&["calls", "--max-call-bytes", "4194304", "-"], |stdin| {
             stdin.write_all(b"call c1 w\n").unwrap();
             for i in 0..32 {
                 stdin
@@ -180,8 +255,7 @@ fn a_call_over_its_byte_bound_is_reported_and_never_held() {
                 stdin.write_all(&body).unwrap();
             }
             stdin.write_all(b"end\ncall c2 r\narg k 1\nvend\n").unwrap();
-        },
-    );
+        });
     assert_eq!(status, 1, "a refused call fails the command");
     assert_eq!(
         String::from_utf8(out).unwrap(),
@@ -238,10 +312,26 @@ fn os(args: &[&str]) -> Vec<std::ffi::OsString> {
 
 #[test]
 fn trace_exits_1_unless_the_input_is_complete() {
-    assert_eq!(run(&os(&["trace", "--lang", "ctl", "-"]), b"call a b\nend\n").0, 0);
-    assert_eq!(run(&os(&["trace", "--lang", "ctl", "-"]), b"call a b\nX").0, 1);
-    assert_eq!(run(&os(&["trace", "--lang", "ctl", "--summary", "-"]), b"call a b\nX").0, 1);
-    assert_eq!(run(&os(&["trace", "--lang", "ctl", "-"]), b"call a b\n").0, 1);
+    assert_eq!(
+        run(&os(&["trace", "--lang", "ctl", "-"]), b"call a b\nend\n").0,
+        0
+    );
+    assert_eq!(
+        run(&os(&["trace", "--lang", "ctl", "-"]), b"call a b\nX").0,
+        1
+    );
+    assert_eq!(
+        run(
+            &os(&["trace", "--lang", "ctl", "--summary", "-"]),
+            b"call a b\nX"
+        )
+        .0,
+        1
+    );
+    assert_eq!(
+        run(&os(&["trace", "--lang", "ctl", "-"]), b"call a b\n").0,
+        1
+    );
 }
 
 #[cfg(unix)]
@@ -255,14 +345,23 @@ fn file_names_need_not_be_utf8_and_are_shown_escaped() {
     let file = path.into_os_string();
     let shown = format!("{}/calls\u{fffd}\\x01.ctl", dir.path().display());
 
-    let (code, out, _) = run(&[os(&["check", "--lang", "ctl"]), vec![file.clone()]].concat(), b"");
+    let (code, out, _) = run(
+        &[os(&["check", "--lang", "ctl"]), vec![file.clone()]].concat(),
+        b"",
+    );
     assert_eq!(code, 1);
     assert_eq!(
         out,
         format!("{shown}: incomplete after 21 bytes, 14 confirmed; 1 call\n")
     );
-    let (code, out, _) =
-        run(&[os(&["check", "--lang", "ctl", "--json"]), vec![file.clone()]].concat(), b"");
+    let (code, out, _) = run(
+        &[
+            os(&["check", "--lang", "ctl", "--json"]),
+            vec![file.clone()],
+        ]
+        .concat(),
+        b"",
+    );
     assert_eq!(code, 1);
     let report: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(
@@ -270,15 +369,29 @@ fn file_names_need_not_be_utf8_and_are_shown_escaped() {
         format!("{}/calls\u{fffd}\u{1}.ctl", dir.path().display())
     );
     let (code, out, err) = run(&[os(&["calls"]), vec![file.clone()]].concat(), b"");
-    assert_eq!((code, out.as_str()), (1, "{\"id\":\"c1\",\"name\":\"w\",\"args\":{}}\n"));
-    assert!(err.contains(&format!("{shown}: stream cut off after 21 bytes\n")), "{err}");
+    assert_eq!(
+        (code, out.as_str()),
+        (1, "{\"id\":\"c1\",\"name\":\"w\",\"args\":{}}\n")
+    );
+    assert!(
+        err.contains(&format!("{shown}: stream cut off after 21 bytes\n")),
+        "{err}"
+    );
     for command in ["events", "trace"] {
-        let (code, _, _) = run(&[os(&[command, "--lang", "ctl"]), vec![file.clone()]].concat(), b"");
+        let (code, _, _) = run(
+            &[os(&[command, "--lang", "ctl"]), vec![file.clone()]].concat(),
+            b"",
+        );
         assert_eq!(code, 1, "{command}");
     }
     // A file that cannot be opened: the error names it, escaped.
-    let missing = dir.path().join(std::ffi::OsString::from_vec(b"no\x1b[2Jfile".to_vec()));
-    let (code, _, err) = run(&[os(&["calls"]), vec![missing.into_os_string()]].concat(), b"");
+    let missing = dir
+        .path()
+        .join(std::ffi::OsString::from_vec(b"no\x1b[2Jfile".to_vec()));
+    let (code, _, err) = run(
+        &[os(&["calls"]), vec![missing.into_os_string()]].concat(),
+        b"",
+    );
     assert_eq!(code, 2);
     assert!(err.contains("no\\x1b[2Jfile: No such file"), "{err}");
     assert!(!err.contains('\x1b'), "{err:?}");

@@ -117,7 +117,10 @@ fn values_outside_the_range_are_usage_errors_naming_it() {
             continue;
         }
         assert!(
-            err.starts_with(&format!("error: invalid value '{value}' for '{}", case.option)),
+            err.starts_with(&format!(
+                "error: invalid value '{value}' for '{}",
+                case.option
+            )),
             "{args:?}: {err}"
         );
         if value.parse::<u64>().is_ok() {

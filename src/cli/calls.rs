@@ -1,4 +1,8 @@
 //! `frontier calls`: the confirmed tool calls of a CTL stream, one JSON line each.
+//!
+//! A call is printed the moment its `end` line arrives (output is flushed after each read). A
+//! call over the assembler's bounds (`--max-call-args`, `--max-call-bytes`) is not printed but
+//! reported on standard error, and makes the exit status 1.
 
 use std::ffi::OsString;
 use std::io::{BufWriter, Write};
@@ -90,7 +94,10 @@ pub fn run(args: Args) -> Result<i32, String> {
                 Ok(None) => {}
                 Err(too_large) => {
                     refused += 1;
-                    eprintln!("frontier: {name}: {}", display::escaped(&too_large.to_string()));
+                    eprintln!(
+                        "frontier: {name}: {}",
+                        display::escaped(&too_large.to_string())
+                    );
                 }
             });
             if let Some(e) = write_error {

@@ -8,8 +8,8 @@ use serde::Serialize;
 use frontier::contract::{ErrorKind, Outcome, PushParser, Verdict};
 use frontier::event::Event;
 
-use super::{bounds, display, input};
 use super::lang::{dispatch, LangArgs, WithParser};
+use super::{bounds, display, input};
 
 /// Flags of `check`.
 #[derive(clap::Args, Debug)]

@@ -52,7 +52,10 @@ mod tests {
     #[test]
     fn control_characters_are_escaped_and_the_rest_kept() {
         assert_eq!(escaped("a.txt"), "a.txt");
-        assert_eq!(escaped("a\0b\nc\x1b[31m\u{85}é"), "a\\0b\\nc\\x1b[31m\\u{85}é");
+        assert_eq!(
+            escaped("a\0b\nc\x1b[31m\u{85}é"),
+            "a\\0b\\nc\\x1b[31m\\u{85}é"
+        );
     }
 
     #[test]

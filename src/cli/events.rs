@@ -70,7 +70,11 @@ impl<W: Write> Merger<W> {
             self.end_value()?;
             return print(&Record::of(event), None, &mut self.out);
         };
-        match self.open.as_mut().filter(|(open, _)| continues(open, event)) {
+        match self
+            .open
+            .as_mut()
+            .filter(|(open, _)| continues(open, event))
+        {
             Some((_, merged)) => merged.extend_from_slice(data),
             None => {
                 self.end_value()?;
@@ -299,8 +303,19 @@ mod tests {
     #[test]
     fn values_split_only_by_chunking_are_printed_as_one_record() {
         let stream = b"call c1 w\narg a 5\nhelloarg b 3\nyouend\n";
-        let out = printed(CtlParser::new(Limits::default()), stream, 1, MAX_RECORD_DATA);
-        assert!(out.contains(r#"{"event":"arg_data","data":"hello"}"#), "{out}");
-        assert!(out.contains(r#"{"event":"arg_data","data":"you"}"#), "{out}");
+        let out = printed(
+            CtlParser::new(Limits::default()),
+            stream,
+            1,
+            MAX_RECORD_DATA,
+        );
+        assert!(
+            out.contains(r#"{"event":"arg_data","data":"hello"}"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"{"event":"arg_data","data":"you"}"#),
+            "{out}"
+        );
     }
 }

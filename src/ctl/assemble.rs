@@ -252,10 +252,7 @@ mod tests {
 
     /// The outcomes of `stream` through an assembler with `bounds`, and the largest buffer
     /// capacity it held at any event.
-    fn assemble(
-        stream: &[u8],
-        bounds: CallBounds,
-    ) -> (Vec<Result<ToolCall, CallTooLarge>>, usize) {
+    fn assemble(stream: &[u8], bounds: CallBounds) -> (Vec<Result<ToolCall, CallTooLarge>>, usize) {
         let mut parser = CtlParser::new(Limits::default());
         let mut assembler = CallAssembler::new(bounds);
         let mut out = Vec::new();
