@@ -404,3 +404,47 @@ fn counts_agree_in_number() {
     let (_, out, _) = run(&os(&["check", "--lang", "ctl", "-"]), b"c");
     assert_eq!(out, "-: incomplete after 1 byte, 0 confirmed; 0 calls\n");
 }
+
+#[test]
+fn run_refuses_a_call_over_the_assemblers_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    // 257 arguments: one over the default bound of 256 per call.
+    let output = format!(
+        "call c1 read_file\n{}end\ncall c2 list_dir\narg path 1\n.end\n",
+        "arg path 0\n".repeat(257)
+    );
+    let turn = serde_json::json!({"output": output, "finish": "stop"});
+    std::fs::write(dir.path().join("turns.jsonl"), format!("{turn}\n")).unwrap();
+    let out = frontier()
+        .args([
+            "run",
+            "--model",
+            "replay:turns.jsonl",
+            "--root",
+            ".",
+            "--chunk",
+            "4096",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let records: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let refused = records
+        .iter()
+        .find(|r| r["type"] == "refused" && r["id"] == "c1")
+        .unwrap_or_else(|| panic!("no refusal of c1: {records:?}"));
+    assert_eq!(
+        refused["reason"],
+        "call c1 (read_file) not assembled: too_many_args: argument 257 is over the bound of 256 arguments per call"
+    );
+    assert!(!records
+        .iter()
+        .any(|r| r["type"] == "tool_call" && r["id"] == "c1"));
+    assert!(records
+        .iter()
+        .any(|r| r["type"] == "tool_result" && r["id"] == "c2"));
+}

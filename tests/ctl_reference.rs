@@ -213,7 +213,9 @@ fn compare(input: &[u8], limits: Limits) -> Result<(), TestCaseError> {
             reference(prefix, limits).0 == Status::Complete
         );
         let Some(&byte) = input.get(k) else { break };
-        if let Err(e) = parser.push(&[byte], &mut |e| calls.extend(assembler.on_event(&e).unwrap())) {
+        if let Err(e) = parser.push(&[byte], &mut |e| {
+            calls.extend(assembler.on_event(&e).unwrap())
+        }) {
             prop_assert_eq!(e.offset, k as u64);
             prop_assert!(!viable(&input[..=k], limits));
             prop_assert_eq!(e.kind.as_str(), reference_kind(&input[..=k], limits));

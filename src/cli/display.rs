@@ -66,6 +66,7 @@ mod tests {
         assert_eq!(count(1, "bytes"), "1 byte");
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_file_name_that_is_not_utf8_is_shown_lossily() {
         use std::os::unix::ffi::OsStrExt;
