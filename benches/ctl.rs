@@ -98,7 +98,7 @@ fn assemble_calls(input: &[u8], chunk: usize) -> usize {
     for piece in input.chunks(chunk) {
         parser
             .push(piece, &mut |e| {
-                calls += assembler.on_event(&e).is_some() as usize;
+                calls += matches!(assembler.on_event(&e), Ok(Some(_))) as usize;
             })
             .unwrap();
     }

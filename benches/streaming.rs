@@ -31,7 +31,7 @@ fn ctl(streams: &[Vec<u8>], chunk: usize) -> usize {
         for piece in stream.chunks(chunk) {
             parser
                 .push(piece, &mut |e| {
-                    calls += assembler.on_event(&e).is_some() as usize
+                    calls += matches!(assembler.on_event(&e), Ok(Some(_))) as usize
                 })
                 .unwrap();
         }

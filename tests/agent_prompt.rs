@@ -37,7 +37,7 @@ fn the_prompts_example_is_valid_ctl_for_real_tools() {
         let mut calls = Vec::new();
         parser
             .push(example.as_bytes(), &mut |e| {
-                calls.extend(assembler.on_event(&e))
+                calls.extend(assembler.on_event(&e).unwrap())
             })
             .unwrap_or_else(|e| panic!("{e} in\n{example}"));
         assert_eq!(

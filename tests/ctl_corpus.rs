@@ -127,7 +127,9 @@ fn confirmed_calls_are_those_ended_before_the_cut() {
         let mut assembler = frontier::ctl::CallAssembler::default();
         let mut calls = Vec::new();
         let mut parser = CtlParser::default();
-        let _ = parser.push(&input, &mut |e| calls.extend(assembler.on_event(&e)));
+        let _ = parser.push(&input, &mut |e| {
+            calls.extend(assembler.on_event(&e).unwrap())
+        });
         let expected = if path.ends_with("06_cut_after_digits.ctl") {
             0
         } else {

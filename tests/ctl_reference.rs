@@ -14,7 +14,7 @@ use nom::IResult;
 use proptest::prelude::*;
 
 use frontier::contract::{ErrorKind, PushParser, Verdict};
-use frontier::ctl::{CallAssembler, CtlParser, Limits, ToolCall};
+use frontier::ctl::{CallAssembler, CallBounds, CtlParser, Limits, ToolCall};
 use frontier::ByteSet;
 
 fn is_token(b: u8) -> bool {
@@ -194,7 +194,11 @@ fn reference_kind(prefix_and_byte: &[u8], limits: Limits) -> &'static str {
 /// Compares parser and reference on one input, prefix by prefix.
 fn compare(input: &[u8], limits: Limits) -> Result<(), TestCaseError> {
     let mut parser = CtlParser::new(limits);
-    let mut assembler = CallAssembler::default();
+    // Unbounded: the reference knows no per-call bounds.
+    let mut assembler = CallAssembler::new(CallBounds {
+        max_args: usize::MAX,
+        max_bytes: u64::MAX,
+    });
     let mut calls = Vec::new();
     for k in 0..=input.len() {
         let prefix = &input[..k];
@@ -209,7 +213,9 @@ fn compare(input: &[u8], limits: Limits) -> Result<(), TestCaseError> {
             reference(prefix, limits).0 == Status::Complete
         );
         let Some(&byte) = input.get(k) else { break };
-        if let Err(e) = parser.push(&[byte], &mut |e| calls.extend(assembler.on_event(&e))) {
+        if let Err(e) = parser.push(&[byte], &mut |e| {
+            calls.extend(assembler.on_event(&e).unwrap())
+        }) {
             prop_assert_eq!(e.offset, k as u64);
             prop_assert!(!viable(&input[..=k], limits));
             prop_assert_eq!(e.kind.as_str(), reference_kind(&input[..=k], limits));

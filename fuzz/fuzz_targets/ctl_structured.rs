@@ -4,7 +4,7 @@
 
 use arbitrary::Arbitrary;
 use frontier::contract::{PushParser, Verdict};
-use frontier::ctl::{CallAssembler, CtlParser};
+use frontier::ctl::{CallAssembler, CallBounds, CtlParser};
 use frontier::harness::check_contract;
 use libfuzzer_sys::fuzz_target;
 
@@ -41,10 +41,11 @@ fuzz_target!(|input: Input| {
     assert_eq!(whole.records.iter().filter(|r| r.unit == Some("calls")).count(), input.calls.len());
 
     let cut = input.cut as usize % (stream.len() + 1);
-    let mut assembler = CallAssembler::default();
+    // Unbounded: every generated call must assemble.
+    let mut assembler = CallAssembler::new(CallBounds { max_args: usize::MAX, max_bytes: u64::MAX });
     let mut confirmed = Vec::new();
     let mut cut_parser = parser.clone();
-    cut_parser.push(&stream[..cut], &mut |e| confirmed.extend(assembler.on_event(&e))).unwrap();
+    cut_parser.push(&stream[..cut], &mut |e| confirmed.extend(assembler.on_event(&e).unwrap())).unwrap();
     assert_eq!(confirmed.len(), ends.iter().filter(|&&end| end <= cut).count());
     for (call, spec) in confirmed.iter().zip(&input.calls) {
         assert_eq!(call.id, format!("c{}", spec.id));

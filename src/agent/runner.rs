@@ -361,9 +361,21 @@ pub fn run(
                     // A confirmed call runs here, before the parser reads one more byte: what
                     // follows it in the stream (a patch checked against the files) sees its
                     // effect, however the stream was chunked.
-                    if let Some(call) = assembler.on_event(&event) {
-                        *calls += 1;
-                        executor.handle(turn, call, patch.take(), &mut transcript);
+                    match assembler.on_event(&event) {
+                        Ok(Some(call)) => {
+                            *calls += 1;
+                            executor.handle(turn, call, patch.take(), &mut transcript);
+                        }
+                        Ok(None) => {}
+                        // A confirmed call too large to hold is refused, never dropped.
+                        Err(too_large) => {
+                            let reason = too_large.to_string();
+                            transcript.refused(turn, &too_large.id, &reason);
+                            executor
+                                .results
+                                .push((too_large.id, "refused", reason.into_bytes()));
+                            patch.take();
+                        }
                     }
                 });
                 let accepted = (parser.consumed() - before) as usize;

@@ -51,14 +51,14 @@ pub struct Args {
     /// The workspace root.
     #[arg(long, default_value = ".")]
     root: String,
-    /// udiff: leading path components to strip from names.
-    #[arg(short = 'p', default_value_t = 1)]
+    /// udiff: leading path components to strip from names, 0 to 4096.
+    #[arg(short = 'p', default_value_t = 1, value_parser = super::bounds::STRIP.parser::<usize>())]
     strip: usize,
-    /// udiff: outer context lines a hunk may lose to match (as GNU patch's fuzz).
-    #[arg(long, default_value_t = 0)]
+    /// udiff: outer context lines a hunk may lose to match (as GNU patch's fuzz), 0 to 100.
+    #[arg(long, default_value_t = 0, value_parser = super::bounds::FUZZ.parser::<usize>())]
     fuzz: usize,
-    /// Feed the parser N bytes at a time (default: as read, 64 KiB).
-    #[arg(long)]
+    /// Feed the parser at most N bytes at a time, 1 to 65536 (default: each read whole).
+    #[arg(long, value_parser = super::bounds::CHUNK.parser::<usize>())]
     chunk: Option<usize>,
     /// The patch; `-` is standard input.
     file: String,
@@ -103,7 +103,7 @@ where
     let mut say = |e: &frontier::apply::ApplyError, at: u64| {
         eprintln!("frontier: cannot apply (known after {at} bytes): {e}");
     };
-    as_it_arrives(&args.file, args.chunk, |piece| {
+    input::for_each_piece(&args.file, args.chunk, |piece| {
         checked.push(piece, &mut say)
     })
     .map_err(|e| format!("cannot read {}: {e}", args.file))?;
@@ -158,33 +158,6 @@ where
             }
             eprintln!("frontier: nothing was changed");
             Ok(1)
-        }
-    }
-}
-
-/// Calls `each` with the input as it arrives: whatever one read returns (a pipe from a model
-/// delivers a few bytes at a time, and a failure should be known as soon as they confirm a
-/// unit), cut into pieces of at most `chunk` bytes when asked. `each` returns `false` to stop.
-fn as_it_arrives(
-    path: &str,
-    chunk: Option<usize>,
-    mut each: impl FnMut(&[u8]) -> bool,
-) -> io::Result<()> {
-    use std::io::Read;
-    let mut reader = input::open(path)?;
-    let mut block = vec![0u8; input::DEFAULT_BLOCK];
-    let piece = chunk.unwrap_or(usize::MAX).max(1);
-    loop {
-        let n = match reader.read(&mut block) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        for p in block[..n].chunks(piece) {
-            if !each(p) {
-                return Ok(());
-            }
         }
     }
 }

@@ -1,28 +1,30 @@
 //! `frontier check`: verdict, offsets, error and unit counts, one JSON object per file.
 
+use std::ffi::{OsStr, OsString};
+
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
 use frontier::contract::{ErrorKind, Outcome, PushParser, Verdict};
 use frontier::event::Event;
 
-use super::input;
 use super::lang::{dispatch, LangArgs, WithParser};
+use super::{bounds, display, input};
 
 /// Flags of `check`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
     lang: LangArgs,
-    /// Feed the parser N bytes at a time (default: as read, 64 KiB).
-    #[arg(long)]
+    /// Feed the parser at most N bytes at a time, 1 to 65536 (default: each read whole).
+    #[arg(long, value_parser = bounds::CHUNK.parser::<usize>())]
     chunk: Option<usize>,
     /// Print one JSON object per file (the stable format).
     #[arg(long)]
     json: bool,
     /// The files to check; `-` is standard input.
     #[arg(required = true)]
-    files: Vec<String>,
+    files: Vec<OsString>,
 }
 
 /// The report on one file, in the key order of the stable format.
@@ -67,7 +69,7 @@ impl Serialize for Units {
 }
 
 struct CheckFile<'a> {
-    path: &'a str,
+    path: &'a OsStr,
     chunk: Option<usize>,
 }
 
@@ -83,7 +85,7 @@ impl WithParser for CheckFile<'_> {
                 }
             }
         };
-        input::for_each_chunk(self.path, self.chunk, |piece| {
+        input::for_each_piece(self.path, self.chunk, |piece| {
             parser.push(piece, &mut |e| count(e.unit())).is_ok()
         })?;
         let outcome = parser.finish(&mut |e| count(e.unit()));
@@ -112,6 +114,7 @@ pub fn erase_kind<K: ErrorKind>(outcome: Outcome<K>) -> Outcome<&'static str> {
 pub fn run(args: Args) -> Result<i32, String> {
     let mut all_complete = true;
     for path in &args.files {
+        let name = display::path(path);
         let (outcome, units) = dispatch(
             &args.lang,
             CheckFile {
@@ -119,7 +122,7 @@ pub fn run(args: Args) -> Result<i32, String> {
                 chunk: args.chunk,
             },
         )?
-        .map_err(|e| format!("{path}: {e}"))?;
+        .map_err(|e| format!("{name}: {e}"))?;
         all_complete &= matches!(outcome.verdict, Verdict::Complete);
         let error = outcome.verdict.error().map(|e| ErrorReport {
             offset: e.offset,
@@ -128,7 +131,7 @@ pub fn run(args: Args) -> Result<i32, String> {
         });
         if args.json {
             let report = Report {
-                file: path,
+                file: &path.to_string_lossy(),
                 verdict: outcome.verdict.as_str(),
                 consumed: outcome.consumed,
                 confirmed: outcome.confirmed,
@@ -140,20 +143,20 @@ pub fn run(args: Args) -> Result<i32, String> {
                 serde_json::to_string(&report).map_err(|e| e.to_string())?
             );
         } else {
-            let units: Vec<String> = units.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            let units: Vec<String> = units.iter().map(|(k, n)| display::count(*n, k)).collect();
             match error {
                 Some(e) => println!(
-                    "{path}: error: {} at byte {} (0x{:02x}); {} bytes confirmed; {}",
+                    "{name}: error: {} at byte {} (0x{:02x}); {} confirmed; {}",
                     e.kind,
                     e.offset,
                     e.byte,
-                    outcome.confirmed,
+                    display::count(outcome.confirmed, "bytes"),
                     units.join(", ")
                 ),
                 None => println!(
-                    "{path}: {} after {} bytes, {} confirmed; {}",
+                    "{name}: {} after {}, {} confirmed; {}",
                     outcome.verdict.as_str(),
-                    outcome.consumed,
+                    display::count(outcome.consumed, "bytes"),
                     outcome.confirmed,
                     units.join(", ")
                 ),

@@ -32,11 +32,11 @@ pub struct LangArgs {
     /// strict, git (default), recount).
     #[arg(long)]
     pub mode: Option<String>,
-    /// CTL: bytes in one header line, LF included.
-    #[arg(long, default_value_t = Limits::DEFAULT_MAX_LINE)]
+    /// CTL: bytes in one header line, LF included, 9 to 65536.
+    #[arg(long, default_value_t = Limits::DEFAULT_MAX_LINE, value_parser = super::bounds::MAX_LINE.parser::<u32>())]
     pub max_line: u32,
-    /// CTL: the largest argument, in bytes.
-    #[arg(long, default_value_t = Limits::DEFAULT_MAX_ARG)]
+    /// CTL: the largest argument, in bytes, 0 to 1073741824.
+    #[arg(long, default_value_t = Limits::DEFAULT_MAX_ARG, value_parser = super::bounds::MAX_ARG.parser::<u64>())]
     pub max_arg: u64,
 }
 

@@ -1,10 +1,14 @@
 //! The command line. Each command lives in a module of its own; [`lang`] turns `--lang` and
 //! `--mode` into a parser, so that every command works for every language through one generic
-//! function.
+//! function. Three modules serve them all: [`input`] reads a file or a pipe as it arrives,
+//! [`bounds`] holds the range of every numeric option, [`display`] shows names and messages
+//! (lossy UTF-8, control characters escaped, counts in the right number).
 
 mod apply;
+mod bounds;
 mod calls;
 mod check;
+mod display;
 mod events;
 mod input;
 mod lang;
@@ -67,7 +71,7 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("frontier: {e}");
+            eprintln!("frontier: {}", display::escaped(&e));
             EXIT_USAGE
         }
     }

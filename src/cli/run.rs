@@ -30,33 +30,34 @@ pub struct Args {
     /// Where to write the transcript (JSON lines); default standard output.
     #[arg(long)]
     transcript: Option<String>,
-    /// Stream a replayed turn N bytes at a time.
-    #[arg(long, default_value_t = 1)]
+    /// Stream a replayed turn N bytes at a time, 1 to 65536.
+    #[arg(long, default_value_t = 1, value_parser = super::bounds::CHUNK.parser::<usize>())]
     chunk: usize,
     /// The tools allowed, by trust boundary: interactive (all), background (read-only),
     /// webhook (read_file only).
     #[arg(long, default_value = "interactive")]
     toolset: String,
-    /// Most model requests before giving up.
-    #[arg(long, default_value_t = 50)]
+    /// Most model requests before giving up, 1 to 10000.
+    #[arg(long, default_value_t = 50, value_parser = super::bounds::MAX_TURNS.parser::<u32>())]
     max_turns: u32,
-    /// The output limit asked of the model, in tokens.
-    #[arg(long, default_value_t = 4096)]
+    /// The output limit asked of the model, in tokens, 1 to 1000000.
+    #[arg(long, default_value_t = 4096, value_parser = super::bounds::MAX_TOKENS.parser::<u32>())]
     max_tokens: u32,
-    /// The output limit after one `length` finish.
-    #[arg(long, default_value_t = 16384)]
+    /// The output limit after one `length` finish, 1 to 1000000.
+    #[arg(long, default_value_t = 16384, value_parser = super::bounds::MAX_TOKENS.parser::<u32>())]
     escalated_max_tokens: u32,
-    /// Seconds a `shell` call may run.
-    #[arg(long, default_value_t = 30)]
+    /// Seconds a `shell` call may run, 1 to 86400.
+    #[arg(long, default_value_t = 30, value_parser = super::bounds::SHELL_TIMEOUT.parser::<u64>())]
     shell_timeout: u64,
-    /// Bytes of a `shell` call's output kept (standard output and error each).
-    #[arg(long, default_value_t = 64 * 1024)]
+    /// Bytes of a `shell` call's output kept (standard output and error each), 0 to
+    /// 67108864.
+    #[arg(long, default_value_t = 64 * 1024, value_parser = super::bounds::SHELL_MAX_OUTPUT.parser::<usize>())]
     shell_max_output: usize,
-    /// Bytes in one CTL header line, LF included.
-    #[arg(long, default_value_t = Limits::DEFAULT_MAX_LINE)]
+    /// Bytes in one CTL header line, LF included, 9 to 65536.
+    #[arg(long, default_value_t = Limits::DEFAULT_MAX_LINE, value_parser = super::bounds::MAX_LINE.parser::<u32>())]
     max_line: u32,
-    /// The largest CTL argument, in bytes.
-    #[arg(long, default_value_t = Limits::DEFAULT_MAX_ARG)]
+    /// The largest CTL argument, in bytes, 0 to 1073741824.
+    #[arg(long, default_value_t = Limits::DEFAULT_MAX_ARG, value_parser = super::bounds::MAX_ARG.parser::<u64>())]
     max_arg: u64,
 }
 

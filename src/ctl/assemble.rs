@@ -1,4 +1,12 @@
 //! Whole tool calls from CTL events, for consumers that want values rather than a stream.
+//!
+//! The assembler holds the call being built, so its memory is bounded per call, not only per
+//! argument: [`CallBounds`] caps the number of arguments and their bytes together. A call that
+//! would cross a bound stops being buffered at once (an `arg` line announces its length, so no
+//! byte over the bound is ever held) and is reported when its `end` line confirms it, as a
+//! [`CallTooLarge`] the caller must answer (refuse it, say so): it is never dropped silently.
+
+use std::fmt;
 
 use bytes::{Bytes, BytesMut};
 
@@ -22,18 +30,127 @@ impl ToolCall {
     }
 }
 
-/// Builds [`ToolCall`]s from [`CtlEvent`]s. Memory is the call being assembled: its
-/// arguments, each at most `max_arg` bytes (the buffer is sized from the confirmed `len`).
+/// What one call may hold in memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallBounds {
+    /// Arguments in one call (default 256).
+    pub max_args: usize,
+    /// Argument bytes of one call, every argument's `nbytes` summed (default 64 MiB).
+    pub max_bytes: u64,
+}
+
+impl CallBounds {
+    /// The default `max_args`.
+    pub const DEFAULT_MAX_ARGS: usize = 256;
+    /// The default `max_bytes`: four arguments of the default `max_arg` (16 MiB).
+    pub const DEFAULT_MAX_BYTES: u64 = 64 * 1024 * 1024;
+}
+
+impl Default for CallBounds {
+    fn default() -> Self {
+        CallBounds {
+            max_args: Self::DEFAULT_MAX_ARGS,
+            max_bytes: Self::DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+/// Which bound a call crossed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Crossed {
+    /// It has more than `max_args` arguments.
+    Args {
+        /// The bound.
+        max: usize,
+    },
+    /// Its arguments announce more than `max_bytes` bytes together.
+    Bytes {
+        /// The bound.
+        max: u64,
+        /// The bytes announced up to and including the argument that crossed it.
+        announced: u64,
+    },
+}
+
+/// A confirmed call that was not assembled because it crossed a [`CallBounds`] bound.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallTooLarge {
+    /// The call's id.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The bound it crossed.
+    pub crossed: Crossed,
+    /// The index (from 0) of the argument that crossed it.
+    pub arg_index: usize,
+}
+
+impl CallTooLarge {
+    /// A stable name for the bound crossed: `too_many_args` or `args_too_large`.
+    pub fn kind(&self) -> &'static str {
+        match self.crossed {
+            Crossed::Args { .. } => "too_many_args",
+            Crossed::Bytes { .. } => "args_too_large",
+        }
+    }
+}
+
+impl fmt::Display for CallTooLarge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "call {} ({}) not assembled: ", self.id, self.name)?;
+        match self.crossed {
+            Crossed::Args { max } => write!(
+                f,
+                "{}: argument {} is over the bound of {max} arguments per call",
+                self.kind(),
+                self.arg_index + 1
+            ),
+            Crossed::Bytes { max, announced } => write!(
+                f,
+                "{}: argument {} brings the call to {announced} bytes, over the bound of {max}",
+                self.kind(),
+                self.arg_index + 1
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CallTooLarge {}
+
+/// Builds [`ToolCall`]s from [`CtlEvent`]s. Memory is the call being assembled, at most
+/// [`CallBounds::max_bytes`] of argument bytes in at most [`CallBounds::max_args`] arguments
+/// (each buffer is sized from the confirmed `len`, once it is known to fit).
 #[derive(Clone, Debug, Default)]
 pub struct CallAssembler {
+    bounds: CallBounds,
     current: Option<ToolCall>,
+    /// Argument bytes announced by the current call so far.
+    announced: u64,
+    /// Arguments started in the current call so far.
+    started: usize,
+    /// Set once the current call crossed a bound: its arguments are no longer kept.
+    crossed: Option<(Crossed, usize)>,
     key: String,
     body: BytesMut,
 }
 
 impl CallAssembler {
-    /// Takes one event; returns the call it completes, if any.
-    pub fn on_event(&mut self, event: &CtlEvent<'_>) -> Option<ToolCall> {
+    /// An assembler with the given bounds.
+    pub fn new(bounds: CallBounds) -> CallAssembler {
+        CallAssembler {
+            bounds,
+            ..CallAssembler::default()
+        }
+    }
+
+    /// The bounds this assembler keeps.
+    pub fn bounds(&self) -> CallBounds {
+        self.bounds
+    }
+
+    /// Takes one event; returns the call it completes, if any, or the refusal of a completed
+    /// call that crossed a bound.
+    pub fn on_event(&mut self, event: &CtlEvent<'_>) -> Result<Option<ToolCall>, CallTooLarge> {
         match *event {
             CtlEvent::CallStart { id, name } => {
                 self.current = Some(ToolCall {
@@ -41,27 +158,196 @@ impl CallAssembler {
                     name: name.as_str().to_owned(),
                     args: Vec::new(),
                 });
+                self.announced = 0;
+                self.started = 0;
+                self.crossed = None;
             }
             CtlEvent::ArgStart { key, len } => {
+                let index = self.started;
+                self.started += 1;
+                self.announced = self.announced.saturating_add(len);
+                if self.crossed.is_none() {
+                    self.crossed = self.crossing(index).map(|c| (c, index));
+                }
+                if self.crossed.is_some() {
+                    self.drop_arguments();
+                    return Ok(None);
+                }
                 self.key.clear();
                 self.key.push_str(key.as_str());
-                // `len` is already checked against `max_arg` by the parser.
+                // `len` fits within `max_bytes`, checked just above.
                 self.body = BytesMut::with_capacity(len as usize);
             }
-            CtlEvent::ArgData(data) => self.body.extend_from_slice(data),
-            CtlEvent::ArgEnd => {
-                let value = std::mem::take(&mut self.body).freeze();
-                if let Some(call) = self.current.as_mut() {
-                    call.args.push((std::mem::take(&mut self.key), value));
+            CtlEvent::ArgData(data) => {
+                if self.crossed.is_none() {
+                    self.body.extend_from_slice(data);
                 }
             }
-            CtlEvent::CallEnd => return self.current.take(),
+            CtlEvent::ArgEnd => {
+                if self.crossed.is_none() {
+                    let value = std::mem::take(&mut self.body).freeze();
+                    if let Some(call) = self.current.as_mut() {
+                        call.args.push((std::mem::take(&mut self.key), value));
+                    }
+                }
+            }
+            CtlEvent::CallEnd => {
+                let call = self.current.take();
+                return match (call, self.crossed.take()) {
+                    (Some(call), Some((crossed, arg_index))) => Err(CallTooLarge {
+                        id: call.id,
+                        name: call.name,
+                        crossed,
+                        arg_index,
+                    }),
+                    (call, _) => Ok(call),
+                };
+            }
         }
-        None
+        Ok(None)
     }
 
-    /// The call being assembled, if a `call` line has been confirmed and its `end` has not.
+    /// The bound the argument at `index` crosses, given the bytes announced with it.
+    fn crossing(&self, index: usize) -> Option<Crossed> {
+        if index >= self.bounds.max_args {
+            Some(Crossed::Args {
+                max: self.bounds.max_args,
+            })
+        } else if self.announced > self.bounds.max_bytes {
+            Some(Crossed::Bytes {
+                max: self.bounds.max_bytes,
+                announced: self.announced,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// Frees what the current call holds, once it has crossed a bound.
+    fn drop_arguments(&mut self) {
+        if let Some(call) = self.current.as_mut() {
+            call.args = Vec::new();
+        }
+        self.body = BytesMut::new();
+        self.key = String::new();
+    }
+
+    /// The call being assembled, if a `call` line has been confirmed and its `end` has not
+    /// (with no arguments once it has crossed a bound).
     pub fn in_progress(&self) -> Option<&ToolCall> {
         self.current.as_ref()
+    }
+
+    /// The bound the call being assembled has crossed, if it has.
+    pub fn crossed(&self) -> Option<Crossed> {
+        self.crossed.map(|(c, _)| c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::PushParser;
+    use crate::ctl::{CtlParser, Limits};
+
+    /// The outcomes of `stream` through an assembler with `bounds`, and the largest buffer
+    /// capacity it held at any event.
+    fn assemble(stream: &[u8], bounds: CallBounds) -> (Vec<Result<ToolCall, CallTooLarge>>, usize) {
+        let mut parser = CtlParser::new(Limits::default());
+        let mut assembler = CallAssembler::new(bounds);
+        let mut out = Vec::new();
+        let mut peak = 0;
+        for byte in stream.chunks(3) {
+            parser
+                .push(byte, &mut |e| {
+                    if let Some(r) = assembler.on_event(&e).transpose() {
+                        out.push(r);
+                    }
+                    let held: usize = assembler.body.capacity()
+                        + assembler
+                            .current
+                            .iter()
+                            .flat_map(|c| c.args.iter())
+                            .map(|(_, v)| v.len())
+                            .sum::<usize>();
+                    peak = peak.max(held);
+                })
+                .unwrap();
+        }
+        (out, peak)
+    }
+
+    #[test]
+    fn a_call_within_the_bounds_is_assembled() {
+        let bounds = CallBounds {
+            max_args: 2,
+            max_bytes: 5,
+        };
+        let (out, _) = assemble(b"call c1 w\narg a 2\nhiarg b 3\nyouend\n", bounds);
+        assert_eq!(out.len(), 1);
+        let call = out[0].as_ref().unwrap();
+        assert_eq!(call.arg("a").unwrap().as_ref(), b"hi");
+        assert_eq!(call.arg("b").unwrap().as_ref(), b"you");
+    }
+
+    #[test]
+    fn too_many_arguments_are_refused_at_the_end_of_the_call() {
+        let bounds = CallBounds {
+            max_args: 2,
+            max_bytes: 100,
+        };
+        let (out, _) = assemble(
+            b"call c1 w\narg a 0\narg b 0\narg c 0\narg d 1\nxend\ncall c2 r\nend\n",
+            bounds,
+        );
+        assert_eq!(out.len(), 2);
+        let refused = out[0].as_ref().unwrap_err();
+        assert_eq!(refused.id, "c1");
+        assert_eq!(refused.name, "w");
+        assert_eq!(refused.crossed, Crossed::Args { max: 2 });
+        assert_eq!(refused.arg_index, 2);
+        assert_eq!(refused.kind(), "too_many_args");
+        // The next call is assembled as usual.
+        assert_eq!(out[1].as_ref().unwrap().id, "c2");
+    }
+
+    #[test]
+    fn bytes_over_the_bound_are_never_buffered() {
+        let bounds = CallBounds {
+            max_args: 10,
+            max_bytes: 8,
+        };
+        let body = vec![b'x'; 1000];
+        let mut stream = b"call c1 w\narg a 6\nabcdefarg b 1000\n".to_vec();
+        stream.extend_from_slice(&body);
+        stream.extend_from_slice(b"end\n");
+        let (out, peak) = assemble(&stream, bounds);
+        let refused = out[0].as_ref().unwrap_err();
+        assert_eq!(
+            refused.crossed,
+            Crossed::Bytes {
+                max: 8,
+                announced: 1006
+            }
+        );
+        assert_eq!(refused.arg_index, 1);
+        assert!(peak <= 8, "held {peak} bytes with a bound of 8");
+        assert!(refused.to_string().contains("args_too_large"), "{refused}");
+    }
+
+    #[test]
+    fn a_cut_call_over_the_bound_is_in_progress_without_its_arguments() {
+        let mut assembler = CallAssembler::new(CallBounds {
+            max_args: 1,
+            max_bytes: 10,
+        });
+        let mut parser = CtlParser::new(Limits::default());
+        parser
+            .push(b"call c1 w\narg a 1\nxarg b 1\n", &mut |e| {
+                assert_eq!(assembler.on_event(&e), Ok(None));
+            })
+            .unwrap();
+        assert_eq!(assembler.crossed(), Some(Crossed::Args { max: 1 }));
+        assert!(assembler.in_progress().unwrap().args.is_empty());
     }
 }

@@ -40,7 +40,7 @@ mod machine;
 mod parser;
 mod token;
 
-pub use assemble::{CallAssembler, ToolCall};
+pub use assemble::{CallAssembler, CallBounds, CallTooLarge, Crossed, ToolCall};
 pub use machine::{CtlKey, CtlMachine, Step};
 pub use parser::{CtlEvent, CtlParser};
 pub use token::Token;

@@ -30,7 +30,8 @@ impl Runtime for Ctl {
     fn push(&mut self, byte: u8) {
         let (assembler, executed) = (&mut self.assembler, &mut self.executed);
         let _ = self.parser.push(&[byte], &mut |e| {
-            if let Some(call) = assembler.on_event(&e) {
+            // The corpus's calls are far within the default bounds; one over them is not run.
+            if let Ok(Some(call)) = assembler.on_event(&e) {
                 executed.push(Intent::from(&call));
             }
         });

@@ -1,0 +1,93 @@
+//! The bounds of every numeric option, checked by clap when the command line is parsed.
+//!
+//! A value outside its range is a usage error (exit status 2, clap's message naming the
+//! range), never a panic or an allocation sized by the user later on. The ranges are stated
+//! once here; each option's help text repeats its range, and a test checks that they agree.
+
+use clap::builder::RangedU64ValueParser;
+
+/// A range of accepted values, inclusive.
+#[derive(Clone, Copy, Debug)]
+pub struct Bound {
+    /// The smallest accepted value.
+    pub min: u64,
+    /// The largest accepted value.
+    pub max: u64,
+}
+
+impl Bound {
+    /// The clap value parser of this range, for an option of type `T`.
+    pub fn parser<T>(self) -> RangedU64ValueParser<T>
+    where
+        T: TryFrom<u64> + Clone + Send + Sync + 'static,
+        <T as TryFrom<u64>>::Error: std::error::Error + Send + Sync + 'static,
+    {
+        RangedU64ValueParser::new().range(self.min..=self.max)
+    }
+}
+
+/// `--chunk`: bytes per push. A read returns at most one block (64 KiB), so a larger piece
+/// could not be made without waiting for more input.
+pub const CHUNK: Bound = Bound {
+    min: 1,
+    max: super::input::BLOCK as u64,
+};
+
+/// `--max-line`: a CTL header line, LF included. Below 9 bytes no `call` line fits; above
+/// 64 KiB it is no longer a header (the parser holds up to `max_line − 1` bytes of one).
+pub const MAX_LINE: Bound = Bound {
+    min: 9,
+    max: 64 * 1024,
+};
+
+/// `--max-arg`: a CTL argument's `nbytes`. 1 GiB, far above any model's output; `calls` and
+/// `run` hold arguments in memory, bounded again per call (`--max-call-bytes`).
+pub const MAX_ARG: Bound = Bound {
+    min: 0,
+    max: 1 << 30,
+};
+
+/// `calls --max-call-args`: arguments in one call.
+pub const MAX_CALL_ARGS: Bound = Bound {
+    min: 1,
+    max: 1 << 16,
+};
+
+/// `calls --max-call-bytes`: the argument bytes of one call, all arguments together.
+pub const MAX_CALL_BYTES: Bound = Bound {
+    min: 0,
+    max: 1 << 30,
+};
+
+/// `apply -p`: leading path components to strip. No path has more components than
+/// `PATH_MAX` (4096) bytes.
+pub const STRIP: Bound = Bound { min: 0, max: 4096 };
+
+/// `apply --fuzz`: outer context lines a hunk may lose. Each level is one more search of the
+/// file; past a hunk's context the levels repeat each other.
+pub const FUZZ: Bound = Bound { min: 0, max: 100 };
+
+/// `run --max-turns`: model requests.
+pub const MAX_TURNS: Bound = Bound {
+    min: 1,
+    max: 10_000,
+};
+
+/// `run --max-tokens`, `--escalated-max-tokens`: the output limit asked of the model.
+pub const MAX_TOKENS: Bound = Bound {
+    min: 1,
+    max: 1_000_000,
+};
+
+/// `run --shell-timeout`: seconds, at most one day.
+pub const SHELL_TIMEOUT: Bound = Bound {
+    min: 1,
+    max: 86_400,
+};
+
+/// `run --shell-max-output`: bytes kept of a command's standard output and of its standard
+/// error, each (up to 8 calls run at once).
+pub const SHELL_MAX_OUTPUT: Bound = Bound {
+    min: 0,
+    max: 64 << 20,
+};
