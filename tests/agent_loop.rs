@@ -248,6 +248,132 @@ fn shell_has_a_timeout_no_stdin_and_a_capped_output() {
     );
 }
 
+/// Whether process `pid` still runs (a zombie waiting for its reaper counts as gone).
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
+        Err(_) => false,
+    }
+}
+
+/// Waits up to 5 s for `pid` to stop running.
+fn ends_soon(pid: u32) -> bool {
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    while std::time::Instant::now() < until {
+        if !running(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn background_pid(output: &[u8]) -> u32 {
+    let text = String::from_utf8_lossy(output);
+    text.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("no pid in {text:?}"))
+}
+
+#[test]
+fn a_background_child_ends_with_its_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = std::time::Instant::now();
+    // The child does not hold the output pipes, so nothing waits for it: it must be killed.
+    let direct = shell::run(
+        dir.path(),
+        "sleep 100 > /dev/null 2>&1 & echo $!",
+        ShellLimits::default(),
+    )
+    .unwrap();
+    assert!(direct.success(), "{direct:?}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let pid = background_pid(&direct.output);
+    assert!(
+        ends_soon(pid),
+        "the background child {pid} outlived the call"
+    );
+
+    // Through the loop too: the pid comes back as the call's result.
+    let command = "sleep 100 > /dev/null 2>&1 & echo $!";
+    let turns = vec![out(
+        call("c1", "shell", &[("command", command)]),
+        Finish::ToolCalls,
+    )];
+    let run = replay("background", &turns, 7, Toolset::Interactive);
+    let result = &run.of_type("tool_result")[0]["output"];
+    let pid = background_pid(result.as_str().unwrap().as_bytes());
+    assert!(
+        ends_soon(pid),
+        "the background child {pid} outlived the run"
+    );
+}
+
+#[test]
+fn a_timeout_kills_the_whole_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = ShellLimits {
+        timeout: Duration::from_millis(300),
+        max_output: 1024,
+    };
+    let start = std::time::Instant::now();
+    let out = shell::run(
+        dir.path(),
+        "sleep 100 > /dev/null 2>&1 & echo $!; sleep 100",
+        limits,
+    )
+    .unwrap();
+    assert!(out.timed_out && !out.success());
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let text = String::from_utf8_lossy(&out.output);
+    let pid: u32 = text.lines().next().unwrap().trim().parse().unwrap();
+    assert!(
+        ends_soon(pid),
+        "the background child {pid} outlived the timeout"
+    );
+}
+
+#[test]
+fn a_child_outside_the_group_holding_the_pipes_does_not_block_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = std::time::Instant::now();
+    // `setsid` leaves the group: it is not killed, but its hold on stdout must not keep the
+    // call waiting past the linger.
+    let out = shell::run(
+        dir.path(),
+        "setsid sleep 3 & echo started",
+        ShellLimits::default(),
+    )
+    .unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(out.output, b"started\n");
+}
+
+#[test]
+fn any_shell_timeout_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    for timeout in [Duration::MAX, Duration::from_secs(u64::MAX), Duration::ZERO] {
+        let limits = ShellLimits {
+            timeout,
+            max_output: 1024,
+        };
+        let out = shell::run(dir.path(), "echo hi", limits).unwrap();
+        if timeout.is_zero() {
+            assert!(out.timed_out);
+        } else {
+            assert!(out.success(), "{timeout:?}: {out:?}");
+            assert_eq!(out.output, b"hi\n");
+        }
+    }
+}
+
 #[test]
 fn output_truncation_escalates_once_then_nudges_three_times_then_gives_up() {
     let long = call(
