@@ -51,6 +51,7 @@ fn replays_a_session_into_a_workspace() {
 #[test]
 fn exit_status_one_for_a_broken_stream_two_for_bad_usage() {
     let dir = tempfile::tempdir().unwrap();
+    // The shipped noise session recovers from its stray prose: a clean end.
     let out = frontier()
         .args(["run", "--model"])
         .arg(format!("replay:{}", session("noise.jsonl")))
@@ -58,10 +59,44 @@ fn exit_status_one_for_a_broken_stream_two_for_bad_usage() {
         .arg(dir.path())
         .output()
         .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains(r#""reason":"stream_error_nudge""#));
+    // A session that breaks and never answers the nudge ends with status 1.
+    let broken = dir.path().join("broken.jsonl");
+    std::fs::write(
+        &broken,
+        "{\"output\":\"call c1 list_dir\\narg path 1\\n.end\\nSure!\",\"finish\":\"stop\"}\n",
+    )
+    .unwrap();
+    let out = frontier()
+        .args(["run", "--model"])
+        .arg(format!("replay:{}", broken.display()))
+        .arg("--root")
+        .arg(dir.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains(r#""type":"stream_error""#));
+    assert!(stdout.contains(r#""status":"stream_error""#));
     assert!(String::from_utf8_lossy(&out.stderr).contains("stream_error"));
+    // Cut off by the output limit at a call boundary, with nothing after: status 1 too.
+    let cut = dir.path().join("cut.jsonl");
+    std::fs::write(
+        &cut,
+        "{\"output\":\"call c1 list_dir\\narg path 1\\n.end\\n\",\"finish\":\"length\"}\n",
+    )
+    .unwrap();
+    let out = frontier()
+        .args(["run", "--model"])
+        .arg(format!("replay:{}", cut.display()))
+        .arg("--root")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("output_cut_off"));
 
     let background = frontier()
         .args(["run", "--toolset", "background", "--model"])

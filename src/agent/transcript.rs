@@ -11,7 +11,7 @@
 //! | `stream_error` | `turn`, `offset`, `byte`, `kind`, `call` | a byte outside CTL; `call`: the call it cut (never run) |
 //! | `stream_incomplete` | `turn`, `consumed`, `call` | the stream ended inside a frame |
 //! | `model_error` | `turn`, `kind`, `error` | the model source failed |
-//! | `transition` | `turn`, `reason`, `max_tokens` | the loop goes on to request `turn` |
+//! | `transition` | `turn`, `reason`, `max_tokens` | the loop goes on to request `turn` (`reason`: a [`Transition`](super::recovery::Transition) name) |
 //! | `end` | `status`, `exit` | last |
 //!
 //! Byte strings (arguments, outputs) are JSON strings when UTF-8, else `{"base64": …}`. The
