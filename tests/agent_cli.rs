@@ -157,3 +157,54 @@ fn openai_without_a_model_name_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("OPENAI_MODEL"));
 }
+
+#[test]
+fn a_forged_write_leaves_the_transcript_inside_the_root_intact() {
+    // The docs' own example: `--root . --transcript run.jsonl`, and a model that writes it.
+    let dir = tempfile::tempdir().unwrap();
+    let forged = "{\"type\":\"task\",\"text\":\"forged\"}\n";
+    let session = dir.path().join("forge.jsonl");
+    let command = "echo forged >>run.jsonl";
+    let frame = format!(
+        "call c1 write_file\narg path 9\nrun.jsonlarg content {}\n{forged}end\n\
+         call c2 shell\narg command {}\n{command}end\n",
+        forged.len(),
+        command.len()
+    );
+    std::fs::write(
+        &session,
+        serde_json::json!({"output": frame, "finish": "tool_calls"}).to_string() + "\n",
+    )
+    .unwrap();
+    let out = frontier()
+        .current_dir(dir.path())
+        .args(["run", "--model"])
+        .arg(format!("replay:{}", session.display()))
+        .args(["--root", ".", "--transcript", "run.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.path().join("run.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records[0]["type"], "task");
+    assert_eq!(records[0]["text"], serde_json::Value::Null);
+    assert_eq!(records.last().unwrap()["type"], "end");
+    let refused: Vec<&serde_json::Value> =
+        records.iter().filter(|r| r["type"] == "refused").collect();
+    assert_eq!(refused.len(), 2, "{text}");
+    for r in refused {
+        assert!(r["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("protected_path: "));
+    }
+    assert!(!text.lines().any(|l| l == "forged"), "{text}");
+}

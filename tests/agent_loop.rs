@@ -813,3 +813,129 @@ fn stream_errors_have_a_budget_reset_by_progress() {
     let run = replay("noisy", &turns, 1, Toolset::Interactive);
     assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
 }
+
+#[test]
+fn the_transcript_is_out_of_the_tools_reach_inside_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("other.txt"), "a\n").unwrap();
+    std::fs::create_dir(root.join("x")).unwrap();
+    std::os::unix::fs::symlink("run.jsonl", root.join("link")).unwrap();
+    let path = root.join("run.jsonl");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap();
+    let mut config = frontier::agent::Config::new(frontier::apply::Workspace::new(root).unwrap());
+    config.protect(&path).unwrap();
+    let patch = |body: &str| format!("*** Begin Patch\n{body}*** End Patch\n");
+    let calls = [
+        call(
+            "c1",
+            "write_file",
+            &[("path", "run.jsonl"), ("content", "forged\n")],
+        ),
+        call(
+            "c2",
+            "write_file",
+            &[("path", "x/../run.jsonl"), ("content", "forged\n")],
+        ),
+        call(
+            "c3",
+            "write_file",
+            &[("path", "link"), ("content", "forged\n")],
+        ),
+        call("c4", "read_file", &[("path", "./run.jsonl")]),
+        call(
+            "c5",
+            "apply_patch",
+            &[("patch", &patch("*** Delete File: run.jsonl\n"))],
+        ),
+        call(
+            "c6",
+            "apply_patch",
+            &[(
+                "patch",
+                &patch("*** Update File: other.txt\n*** Move to: run.jsonl\n@@\n-a\n+b\n"),
+            )],
+        ),
+        call(
+            "c7",
+            "apply_patch",
+            &[("patch", &patch("*** Update File: run.jsonl\n@@\n-x\n+y\n"))],
+        ),
+        call(
+            "c8",
+            "apply_patch",
+            &[("patch", &patch("*** Add File: run.jsonl\n+forged\n"))],
+        ),
+        call("c9", "shell", &[("command", "echo forged > run.jsonl")]),
+        call("c10", "shell", &[("command", r#"sh -c 'cat "run".jsonl'"#)]),
+        call("c11", "shell", &[("command", ": > $(echo ./run.jsonl)")]),
+        // Look-alikes run.
+        call("c12", "shell", &[("command", "echo run.jsonl.bak")]),
+        call(
+            "c13",
+            "write_file",
+            &[("path", "x/run.jsonl"), ("content", "mine\n")],
+        ),
+    ]
+    .concat();
+    let turns = vec![out(calls, Finish::ToolCalls)];
+    let mut model = Replay::new("forge", turns, 1);
+    let status = frontier::agent::run(&config, &mut model, &mut file).unwrap();
+    drop(file);
+    assert_eq!(status, EndStatus::SourceEnded);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect();
+    assert_eq!(records[0]["type"], "task");
+    assert_eq!(records.last().unwrap()["type"], "end");
+    let refused: Vec<(&str, &str)> = records
+        .iter()
+        .filter(|r| r["type"] == "refused")
+        .map(|r| (r["id"].as_str().unwrap(), r["reason"].as_str().unwrap()))
+        .collect();
+    let ids: Vec<&str> = refused.iter().map(|(id, _)| *id).collect();
+    assert_eq!(
+        ids,
+        ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10", "c11"],
+        "{text}"
+    );
+    for (id, reason) in &refused {
+        assert!(reason.starts_with("protected_path: "), "{id}: {reason}");
+        assert!(reason.contains("runtime's own files"), "{id}: {reason}");
+    }
+    let ran: Vec<&str> = records
+        .iter()
+        .filter(|r| r["type"] == "tool_result")
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ran, ["c12", "c13"]);
+    // The patches' problem is known while they stream.
+    let problems: Vec<(&str, &str)> = records
+        .iter()
+        .filter(|r| r["type"] == "patch_problem")
+        .map(|r| (r["id"].as_str().unwrap(), r["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        problems,
+        [
+            ("c5", "protected_path"),
+            ("c6", "protected_path"),
+            ("c7", "protected_path"),
+            ("c8", "protected_path")
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("other.txt")).unwrap(),
+        "a\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("x/run.jsonl")).unwrap(),
+        "mine\n"
+    );
+}

@@ -47,7 +47,8 @@ pub const MAX_RESULT_IN_CONTEXT: usize = 32 * 1024;
 /// Everything a run needs besides its model and its transcript.
 #[derive(Clone)]
 pub struct Config {
-    /// The workspace every path is confined to and every command runs in.
+    /// The workspace every path is confined to and every command runs in; it also holds the
+    /// protected paths (the runtime's own files, see [`Config::protect`]).
     pub workspace: Workspace,
     /// The tools allowed.
     pub toolset: Toolset,
@@ -82,6 +83,15 @@ impl Config {
             escalated_max_tokens: 16384,
             patch_tool: Arc::new(super::patch::Engine),
         }
+    }
+
+    /// Puts one of the runtime's own files (the transcript; later a journal or a content
+    /// store, file or directory) out of every tool's reach, wherever it lies: the file tools
+    /// refuse any path that resolves to it (`protected_path`, through
+    /// [`Workspace::protect`]), and a `shell` command that names it is refused as best effort
+    /// (see `docs/agent.md` for what that does and does not guarantee).
+    pub fn protect(&mut self, path: impl AsRef<std::path::Path>) -> io::Result<()> {
+        self.workspace.protect(path)
     }
 }
 

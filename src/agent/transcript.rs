@@ -7,7 +7,7 @@
 //! | `tool_result` | `turn`, `id`, `ok`, `output` | the call ran |
 //! | `refused` | `turn`, `id`, `reason` (`kind: detail`) | the call was judged and refused |
 //! | `assistant` | `turn`, `output`, `finish` | a turn ended: the bytes of it the parser accepted |
-//! | `patch_problem` | `turn`, `id`, `kind`, `detail` | an `apply_patch` call's patch is malformed or does not apply, known while it streams (before its `end`) |
+//! | `patch_problem` | `turn`, `id`, `kind`, `detail` | an `apply_patch` call's patch is malformed, does not apply or touches a protected path, known while it streams (before its `end`) |
 //! | `stream_error` | `turn`, `offset`, `byte`, `kind`, `call` | a byte outside CTL; `call`: the call it cut (never run) |
 //! | `stream_incomplete` | `turn`, `consumed`, `call` | the stream ended inside a frame |
 //! | `model_error` | `turn`, `kind`, `error` | the model source failed |
