@@ -208,3 +208,28 @@ fn a_forged_write_leaves_the_transcript_inside_the_root_intact() {
     }
     assert!(!text.lines().any(|l| l == "forged"), "{text}");
 }
+
+#[test]
+fn the_largest_shell_timeout_runs_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("shell.jsonl");
+    let frame = "call c1 shell\narg command 7\necho hiend\n";
+    std::fs::write(
+        &session,
+        serde_json::json!({"output": frame, "finish": "tool_calls"}).to_string() + "\n",
+    )
+    .unwrap();
+    let out = frontier()
+        .args(["run", "--shell-timeout", "18446744073709551615", "--model"])
+        .arg(format!("replay:{}", session.display()))
+        .arg("--root")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(r#""type":"tool_result","turn":1,"id":"c1","ok":true,"output":"hi\n""#),
+        "{stdout}"
+    );
+}
