@@ -785,6 +785,15 @@ fn the_call_a_stray_byte_cuts_is_named_to_the_model() {
     assert_eq!(model.requests.len(), 2);
     let note = &model.requests[1].last().unwrap().content;
     assert!(note.contains("inside call c1, which was not run"), "{note}");
+
+    // Prose before any frame: nothing to quote before the byte.
+    let mut model = Recording::new(vec![out("Sure!\n", Finish::Stop)], 1);
+    run_with(&mut model, |_| {});
+    let note = &model.requests[1].last().unwrap().content;
+    assert!(
+        note.contains(r#"at byte 0 of the stream (unexpected_byte): at the start of your reply came the byte "S" (0x53)."#),
+        "{note}"
+    );
 }
 
 #[test]

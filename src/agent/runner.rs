@@ -288,18 +288,21 @@ impl StreamBreak {
     /// frame looks like. `accepted` is the turn's output up to the refused byte.
     fn note(&self, accepted: &[u8]) -> String {
         let tail = &accepted[accepted.len().saturating_sub(BREAK_CONTEXT)..];
+        let place = if tail.is_empty() {
+            "at the start of your reply".to_owned()
+        } else {
+            format!("after \"{}\"", tail.escape_ascii())
+        };
         let cut = match &self.call {
             Some(id) => format!(" It fell inside call {id}, which was not run."),
             None => String::new(),
         };
         format!(
-            "Your output stopped being CTL at byte {offset} of the stream ({kind}): after \
-             \"{tail}\" came the byte \"{byte}\" (0x{raw:02x}).{cut} Nothing after that byte \
-             was read or run; the calls confirmed before it ran (their results are above). \
-             {STREAM_ERROR_NUDGE}",
+            "Your output stopped being CTL at byte {offset} of the stream ({kind}): {place} \
+             came the byte \"{byte}\" (0x{raw:02x}).{cut} Nothing after that byte was read or \
+             run; the calls confirmed before it ran. {STREAM_ERROR_NUDGE}",
             offset = self.offset,
             kind = self.kind,
-            tail = tail.escape_ascii(),
             byte = [self.byte].escape_ascii(),
             raw = self.byte,
         )
