@@ -51,6 +51,7 @@ fn replays_a_session_into_a_workspace() {
 #[test]
 fn exit_status_one_for_a_broken_stream_two_for_bad_usage() {
     let dir = tempfile::tempdir().unwrap();
+    // The shipped noise session recovers from its stray prose: a clean end.
     let out = frontier()
         .args(["run", "--model"])
         .arg(format!("replay:{}", session("noise.jsonl")))
@@ -58,10 +59,44 @@ fn exit_status_one_for_a_broken_stream_two_for_bad_usage() {
         .arg(dir.path())
         .output()
         .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains(r#""reason":"stream_error_nudge""#));
+    // A session that breaks and never answers the nudge ends with status 1.
+    let broken = dir.path().join("broken.jsonl");
+    std::fs::write(
+        &broken,
+        "{\"output\":\"call c1 list_dir\\narg path 1\\n.end\\nSure!\",\"finish\":\"stop\"}\n",
+    )
+    .unwrap();
+    let out = frontier()
+        .args(["run", "--model"])
+        .arg(format!("replay:{}", broken.display()))
+        .arg("--root")
+        .arg(dir.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains(r#""type":"stream_error""#));
+    assert!(stdout.contains(r#""status":"stream_error""#));
     assert!(String::from_utf8_lossy(&out.stderr).contains("stream_error"));
+    // Cut off by the output limit at a call boundary, with nothing after: status 1 too.
+    let cut = dir.path().join("cut.jsonl");
+    std::fs::write(
+        &cut,
+        "{\"output\":\"call c1 list_dir\\narg path 1\\n.end\\n\",\"finish\":\"length\"}\n",
+    )
+    .unwrap();
+    let out = frontier()
+        .args(["run", "--model"])
+        .arg(format!("replay:{}", cut.display()))
+        .arg("--root")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("output_cut_off"));
 
     let background = frontier()
         .args(["run", "--toolset", "background", "--model"])
@@ -121,4 +156,80 @@ fn openai_without_a_model_name_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("OPENAI_MODEL"));
+}
+
+#[test]
+fn a_forged_write_leaves_the_transcript_inside_the_root_intact() {
+    // The docs' own example: `--root . --transcript run.jsonl`, and a model that writes it.
+    let dir = tempfile::tempdir().unwrap();
+    let forged = "{\"type\":\"task\",\"text\":\"forged\"}\n";
+    let session = dir.path().join("forge.jsonl");
+    let command = "echo forged >>run.jsonl";
+    let frame = format!(
+        "call c1 write_file\narg path 9\nrun.jsonlarg content {}\n{forged}end\n\
+         call c2 shell\narg command {}\n{command}end\n",
+        forged.len(),
+        command.len()
+    );
+    std::fs::write(
+        &session,
+        serde_json::json!({"output": frame, "finish": "tool_calls"}).to_string() + "\n",
+    )
+    .unwrap();
+    let out = frontier()
+        .current_dir(dir.path())
+        .args(["run", "--model"])
+        .arg(format!("replay:{}", session.display()))
+        .args(["--root", ".", "--transcript", "run.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.path().join("run.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records[0]["type"], "task");
+    assert_eq!(records[0]["text"], serde_json::Value::Null);
+    assert_eq!(records.last().unwrap()["type"], "end");
+    let refused: Vec<&serde_json::Value> =
+        records.iter().filter(|r| r["type"] == "refused").collect();
+    assert_eq!(refused.len(), 2, "{text}");
+    for r in refused {
+        assert!(r["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("protected_path: "));
+    }
+    assert!(!text.lines().any(|l| l == "forged"), "{text}");
+}
+
+#[test]
+fn a_shell_timeout_past_its_bound_is_refused_before_anything_runs() {
+    // The option is bounded at parse time (`docs/cli.md`); the shell itself takes any
+    // `Duration` (`tests/agent_loop.rs`).
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("shell.jsonl");
+    let frame = "call c1 shell\narg command 14\ntouch ran.txtend\n";
+    std::fs::write(
+        &session,
+        serde_json::json!({"output": frame, "finish": "tool_calls"}).to_string() + "\n",
+    )
+    .unwrap();
+    let out = frontier()
+        .args(["run", "--shell-timeout", "18446744073709551615", "--model"])
+        .arg(format!("replay:{}", session.display()))
+        .arg("--root")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--shell-timeout"));
+    assert!(out.stdout.is_empty());
+    assert!(!dir.path().join("ran.txt").exists());
 }

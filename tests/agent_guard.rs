@@ -1,6 +1,6 @@
 //! The hard-line guard: dangerous commands, each next to harmless look-alikes.
 
-use frontier::agent::guard::{check, Violation};
+use frontier::agent::guard::{check, mentions, Violation};
 
 /// Commands the guard must refuse, with the rule each breaks.
 const DANGEROUS: &[(&str, Violation)] = &[
@@ -192,4 +192,36 @@ mod properties {
             prop_assert_eq!(check(&command), Err(rule));
         }
     }
+}
+
+#[test]
+fn commands_that_name_a_protected_file_are_seen() {
+    let name = b"run.jsonl";
+    for command in [
+        "echo x > run.jsonl",
+        "cat ./run.jsonl",
+        "rm /tmp/ws/run.jsonl",
+        "dd if=/dev/zero of=run.jsonl",
+        "cat 'run.jsonl'",
+        r#"cat "run".jsonl"#,
+        r"cat r\un.jsonl",
+        r"cat $'\x72un.jsonl'",
+        "sh -c 'truncate -s0 run.jsonl'",
+        r#"bash -c "cat 'run'.jsonl""#,
+        ": > $(printf %s run.jsonl)",
+        "x=`cat \"run\".jsonl`",
+        "cp a run.jsonl",
+    ] {
+        assert!(mentions(command, name), "{command}");
+    }
+    for command in [
+        "echo run.jsonl.bak",
+        "cat myrun.jsonl",
+        "cat run_jsonl",
+        "ls",
+        "echo 'it''s'",
+    ] {
+        assert!(!mentions(command, name), "{command}");
+    }
+    assert!(!mentions("anything", b""));
 }

@@ -8,7 +8,9 @@ use std::time::Duration;
 use agent_support::{replay, run_with};
 use frontier::agent::replay::{Replay, Turn};
 use frontier::agent::shell::{self, ShellLimits};
-use frontier::agent::{EndStatus, Finish, Toolset};
+use frontier::agent::{
+    EndStatus, Finish, Flow, Message, ModelError, ModelSource, Request, Role, Toolset,
+};
 
 fn call(id: &str, name: &str, args: &[(&str, &str)]) -> String {
     let mut out = format!("call {id} {name}\n");
@@ -248,6 +250,132 @@ fn shell_has_a_timeout_no_stdin_and_a_capped_output() {
     );
 }
 
+/// Whether process `pid` still runs (a zombie waiting for its reaper counts as gone).
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z') && !rest.starts_with('X')),
+        Err(_) => false,
+    }
+}
+
+/// Waits up to 5 s for `pid` to stop running.
+fn ends_soon(pid: u32) -> bool {
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    while std::time::Instant::now() < until {
+        if !running(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn background_pid(output: &[u8]) -> u32 {
+    let text = String::from_utf8_lossy(output);
+    text.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("no pid in {text:?}"))
+}
+
+#[test]
+fn a_background_child_ends_with_its_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = std::time::Instant::now();
+    // The child does not hold the output pipes, so nothing waits for it: it must be killed.
+    let direct = shell::run(
+        dir.path(),
+        "sleep 100 > /dev/null 2>&1 & echo $!",
+        ShellLimits::default(),
+    )
+    .unwrap();
+    assert!(direct.success(), "{direct:?}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let pid = background_pid(&direct.output);
+    assert!(
+        ends_soon(pid),
+        "the background child {pid} outlived the call"
+    );
+
+    // Through the loop too: the pid comes back as the call's result.
+    let command = "sleep 100 > /dev/null 2>&1 & echo $!";
+    let turns = vec![out(
+        call("c1", "shell", &[("command", command)]),
+        Finish::ToolCalls,
+    )];
+    let run = replay("background", &turns, 7, Toolset::Interactive);
+    let result = &run.of_type("tool_result")[0]["output"];
+    let pid = background_pid(result.as_str().unwrap().as_bytes());
+    assert!(
+        ends_soon(pid),
+        "the background child {pid} outlived the run"
+    );
+}
+
+#[test]
+fn a_timeout_kills_the_whole_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = ShellLimits {
+        timeout: Duration::from_millis(300),
+        max_output: 1024,
+    };
+    let start = std::time::Instant::now();
+    let out = shell::run(
+        dir.path(),
+        "sleep 100 > /dev/null 2>&1 & echo $!; sleep 100",
+        limits,
+    )
+    .unwrap();
+    assert!(out.timed_out && !out.success());
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let text = String::from_utf8_lossy(&out.output);
+    let pid: u32 = text.lines().next().unwrap().trim().parse().unwrap();
+    assert!(
+        ends_soon(pid),
+        "the background child {pid} outlived the timeout"
+    );
+}
+
+#[test]
+fn a_child_outside_the_group_holding_the_pipes_does_not_block_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = std::time::Instant::now();
+    // `setsid` leaves the group: it is not killed, but its hold on stdout must not keep the
+    // call waiting past the linger.
+    let out = shell::run(
+        dir.path(),
+        "setsid sleep 3 & echo started",
+        ShellLimits::default(),
+    )
+    .unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(out.output, b"started\n");
+}
+
+#[test]
+fn any_shell_timeout_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    for timeout in [Duration::MAX, Duration::from_secs(u64::MAX), Duration::ZERO] {
+        let limits = ShellLimits {
+            timeout,
+            max_output: 1024,
+        };
+        let out = shell::run(dir.path(), "echo hi", limits).unwrap();
+        if timeout.is_zero() {
+            assert!(out.timed_out);
+        } else {
+            assert!(out.success(), "{timeout:?}: {out:?}");
+            assert_eq!(out.output, b"hi\n");
+        }
+    }
+}
+
 #[test]
 fn output_truncation_escalates_once_then_nudges_three_times_then_gives_up() {
     let long = call(
@@ -462,4 +590,361 @@ fn a_malformed_patch_is_known_before_its_call_ends() {
     assert_eq!(run.of_type("tool_result")[0]["id"], "c2");
     assert_eq!(run.of_type("tool_result")[0]["ok"], false);
     assert!(run.files.is_empty());
+}
+
+/// A replay that keeps every request it was sent.
+struct Recording {
+    replay: Replay,
+    requests: Vec<Vec<Message>>,
+}
+
+impl Recording {
+    fn new(turns: Vec<Turn>, chunk: usize) -> Recording {
+        Recording {
+            replay: Replay::new("recording", turns, chunk),
+            requests: Vec::new(),
+        }
+    }
+}
+
+impl ModelSource for Recording {
+    fn turn(
+        &mut self,
+        request: &Request<'_>,
+        sink: &mut dyn FnMut(&[u8]) -> Flow,
+    ) -> Result<Option<Finish>, ModelError> {
+        self.requests.push(request.messages.to_vec());
+        self.replay.turn(request, sink)
+    }
+
+    fn describe(&self) -> String {
+        self.replay.describe()
+    }
+}
+
+fn transitions(run: &agent_support::RunResult) -> Vec<String> {
+    run.of_type("transition")
+        .iter()
+        .map(|r| r["reason"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn output_cut_off_with_nothing_after_it_is_not_a_clean_end() {
+    let c1 = call("c1", "write_file", &[("path", "a.txt"), ("content", "abc")]);
+    // Cut exactly at the call boundary: the call ran, but the output was cut off and no turn
+    // continued it.
+    let run = replay(
+        "cut",
+        &[out(c1.clone(), Finish::Length)],
+        1,
+        Toolset::Interactive,
+    );
+    assert_eq!(run.status, EndStatus::OutputCutOff);
+    assert_eq!(run.status.name(), "output_cut_off");
+    assert_eq!(run.status.exit_code(), 1);
+    assert_eq!(run.ids("tool_result"), ["c1"]);
+    let end = run.of_type("end");
+    assert_eq!(end[0]["status"], "output_cut_off");
+    assert_eq!(end[0]["exit"], 1);
+    // Cut mid-call: the call never ran, and the stream is incomplete.
+    let run = replay(
+        "cut",
+        &[out(&c1[..c1.len() - 3], Finish::Length)],
+        1,
+        Toolset::Interactive,
+    );
+    assert_eq!(run.status, EndStatus::StreamIncomplete);
+    assert_eq!(run.status.exit_code(), 1);
+    assert!(run.of_type("tool_call").is_empty());
+    // Continued and completed, it is a normal end.
+    let run = replay(
+        "cut",
+        &[
+            out(&c1[..10], Finish::Length),
+            out(&c1[10..], Finish::ToolCalls),
+        ],
+        1,
+        Toolset::Interactive,
+    );
+    assert_eq!(run.status, EndStatus::SourceEnded);
+}
+
+#[test]
+fn an_empty_stop_after_a_continuation_is_done() {
+    let c1 = call("c1", "write_file", &[("path", "a.txt"), ("content", "abc")]);
+    let c2 = call("c2", "write_file", &[("path", "b.txt"), ("content", "b")]);
+    for turns in [
+        // The calls of the continued stream belong to the turn before: the empty turn has none.
+        vec![
+            out(c1.clone(), Finish::Length),
+            out("", Finish::Stop),
+            out(c2.clone(), Finish::ToolCalls),
+        ],
+        vec![
+            out(&c1[..10], Finish::Length),
+            out(&c1[10..], Finish::Length),
+            out("", Finish::Stop),
+            out(c2.clone(), Finish::ToolCalls),
+        ],
+    ] {
+        let n = turns.len();
+        let mut model = Recording::new(turns, 3);
+        let run = run_with(&mut model, |_| {});
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        assert_eq!(run.ids("tool_result"), ["c1"]);
+        assert_eq!(
+            model.requests.len(),
+            n - 1,
+            "the turn after the empty one was asked for"
+        );
+        for request in &model.requests {
+            assert!(
+                request
+                    .iter()
+                    .all(|m| m.role != Role::Assistant || !m.content.is_empty()),
+                "an empty assistant message: {request:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_stray_line_of_prose_between_frames_is_explained_and_the_next_frame_runs() {
+    let c1 = call("c1", "write_file", &[("path", "a.txt"), ("content", "a\n")]);
+    let c2 = call("c2", "write_file", &[("path", "b.txt"), ("content", "b\n")]);
+    let c3 = call("c3", "write_file", &[("path", "c.txt"), ("content", "c\n")]);
+    for noise in ["Now the second file:\n", "```\n"] {
+        let turns = vec![
+            out(format!("{c1}{noise}{c2}"), Finish::ToolCalls),
+            out(c3.clone(), Finish::ToolCalls),
+            out("", Finish::Stop),
+        ];
+        let mut transcripts = Vec::new();
+        for chunk in [1, 5, usize::MAX] {
+            let mut model = Recording::new(turns.clone(), chunk);
+            let run = run_with(&mut model, |_| {});
+            assert_eq!(run.status, EndStatus::Done, "{noise:?}: {}", run.transcript);
+            // Before the bad byte ran; after it, in that turn, nothing; the next frame ran.
+            assert_eq!(run.ids("tool_result"), ["c1", "c3"]);
+            assert_eq!(
+                run.files.keys().collect::<Vec<_>>(),
+                ["a.txt", "c.txt"],
+                "{noise:?}"
+            );
+            let error = run.of_type("stream_error");
+            assert_eq!(error.len(), 1);
+            assert_eq!(error[0]["offset"], c1.len() + first_bad(noise));
+            assert_eq!(error[0]["kind"], "unexpected_byte");
+            assert_eq!(transitions(&run), ["stream_error_nudge", "next_turn"]);
+            // The next request tells the model where and why, and what a frame looks like.
+            let told = &model.requests[1];
+            let last = told.last().unwrap();
+            assert_eq!(last.role, Role::User);
+            let byte = noise.as_bytes()[first_bad(noise)];
+            let expected_where = format!(
+                "at byte {} of the stream (unexpected_byte)",
+                c1.len() + first_bad(noise)
+            );
+            assert!(last.content.contains(&expected_where), "{}", last.content);
+            assert!(
+                last.content.contains(&format!("(0x{byte:02x})")),
+                "{}",
+                last.content
+            );
+            // The quoted excerpt is the escaped end of what was accepted (its last 32 bytes).
+            let excerpt = r#"after "path 5\na.txtarg content 2\na\nend\n" came the byte"#;
+            assert!(last.content.contains(excerpt), "{}", last.content);
+            assert!(last.content.contains("result c1 ok"), "{}", last.content);
+            assert!(
+                last.content.contains("`call <id> <tool>`"),
+                "{}",
+                last.content
+            );
+            // The accepted output went back as the model's own message.
+            let assistant = &told[told.len() - 2];
+            assert_eq!(assistant.role, Role::Assistant);
+            assert_eq!(assistant.content, c1);
+            transcripts.push(run.transcript);
+        }
+        assert!(transcripts.windows(2).all(|w| w[0] == w[1]), "{noise:?}");
+    }
+}
+
+#[test]
+fn the_call_a_stray_byte_cuts_is_named_to_the_model() {
+    let c1 = call("c1", "write_file", &[("path", "a.txt"), ("content", "a")]);
+    let turns = vec![out(format!("{}Oops", &c1[..20]), Finish::Stop)];
+    let mut model = Recording::new(turns, 1);
+    let run = run_with(&mut model, |_| {});
+    assert_eq!(run.of_type("stream_error")[0]["call"], "c1");
+    assert!(run.of_type("tool_call").is_empty());
+    // The source ended without answering the nudge: the stream stayed broken.
+    assert_eq!(run.status, EndStatus::StreamError);
+    assert_eq!(run.status.exit_code(), 1);
+    assert_eq!(model.requests.len(), 2);
+    let note = &model.requests[1].last().unwrap().content;
+    assert!(note.contains("inside call c1, which was not run"), "{note}");
+
+    // Prose before any frame: nothing to quote before the byte.
+    let mut model = Recording::new(vec![out("Sure!\n", Finish::Stop)], 1);
+    run_with(&mut model, |_| {});
+    let note = &model.requests[1].last().unwrap().content;
+    assert!(
+        note.contains(r#"at byte 0 of the stream (unexpected_byte): at the start of your reply came the byte "S" (0x53)."#),
+        "{note}"
+    );
+}
+
+#[test]
+fn stream_errors_have_a_budget_reset_by_progress() {
+    let noisy = |id: &str| {
+        out(
+            call(id, "list_dir", &[("path", ".")]) + "Let me explain.\n",
+            Finish::Stop,
+        )
+    };
+    // Four broken turns in a row: three are answered, the fourth ends the run.
+    let turns: Vec<Turn> = (1..=5).map(|i| noisy(&format!("c{i}"))).collect();
+    let run = replay("noisy", &turns, 1, Toolset::Interactive);
+    assert_eq!(run.status, EndStatus::StreamError);
+    assert_eq!(run.status.exit_code(), 1);
+    assert_eq!(transitions(&run), ["stream_error_nudge"; 3]);
+    assert_eq!(run.of_type("stream_error").len(), 4);
+    assert_eq!(run.ids("tool_result"), ["c1", "c2", "c3", "c4"]);
+    assert_eq!(run.of_type("end")[0]["status"], "stream_error");
+
+    // A clean turn in between resets the counter.
+    let clean = out(call("ok", "list_dir", &[("path", ".")]), Finish::ToolCalls);
+    let mut turns = vec![noisy("a1"), noisy("a2"), noisy("a3"), clean];
+    turns.extend([noisy("b1"), noisy("b2"), noisy("b3")]);
+    turns.push(out("", Finish::Stop));
+    let run = replay("noisy", &turns, 1, Toolset::Interactive);
+    assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+}
+
+#[test]
+fn the_transcript_is_out_of_the_tools_reach_inside_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("other.txt"), "a\n").unwrap();
+    std::fs::create_dir(root.join("x")).unwrap();
+    std::os::unix::fs::symlink("run.jsonl", root.join("link")).unwrap();
+    let path = root.join("run.jsonl");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap();
+    let mut config = frontier::agent::Config::new(frontier::apply::Workspace::new(root).unwrap());
+    config.protect(&path).unwrap();
+    let patch = |body: &str| format!("*** Begin Patch\n{body}*** End Patch\n");
+    let calls = [
+        call(
+            "c1",
+            "write_file",
+            &[("path", "run.jsonl"), ("content", "forged\n")],
+        ),
+        call(
+            "c2",
+            "write_file",
+            &[("path", "x/../run.jsonl"), ("content", "forged\n")],
+        ),
+        call(
+            "c3",
+            "write_file",
+            &[("path", "link"), ("content", "forged\n")],
+        ),
+        call("c4", "read_file", &[("path", "./run.jsonl")]),
+        call(
+            "c5",
+            "apply_patch",
+            &[("patch", &patch("*** Delete File: run.jsonl\n"))],
+        ),
+        call(
+            "c6",
+            "apply_patch",
+            &[(
+                "patch",
+                &patch("*** Update File: other.txt\n*** Move to: run.jsonl\n@@\n-a\n+b\n"),
+            )],
+        ),
+        call(
+            "c7",
+            "apply_patch",
+            &[("patch", &patch("*** Update File: run.jsonl\n@@\n-x\n+y\n"))],
+        ),
+        call(
+            "c8",
+            "apply_patch",
+            &[("patch", &patch("*** Add File: run.jsonl\n+forged\n"))],
+        ),
+        call("c9", "shell", &[("command", "echo forged > run.jsonl")]),
+        call("c10", "shell", &[("command", r#"sh -c 'cat "run".jsonl'"#)]),
+        call("c11", "shell", &[("command", ": > $(echo ./run.jsonl)")]),
+        // Look-alikes run.
+        call("c12", "shell", &[("command", "echo run.jsonl.bak")]),
+        call(
+            "c13",
+            "write_file",
+            &[("path", "x/run.jsonl"), ("content", "mine\n")],
+        ),
+    ]
+    .concat();
+    let turns = vec![out(calls, Finish::ToolCalls)];
+    let mut model = Replay::new("forge", turns, 1);
+    let status = frontier::agent::run(&config, &mut model, &mut file).unwrap();
+    drop(file);
+    assert_eq!(status, EndStatus::SourceEnded);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect();
+    assert_eq!(records[0]["type"], "task");
+    assert_eq!(records.last().unwrap()["type"], "end");
+    let refused: Vec<(&str, &str)> = records
+        .iter()
+        .filter(|r| r["type"] == "refused")
+        .map(|r| (r["id"].as_str().unwrap(), r["reason"].as_str().unwrap()))
+        .collect();
+    let ids: Vec<&str> = refused.iter().map(|(id, _)| *id).collect();
+    assert_eq!(
+        ids,
+        ["c1", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9", "c10", "c11"],
+        "{text}"
+    );
+    for (id, reason) in &refused {
+        assert!(reason.starts_with("protected_path: "), "{id}: {reason}");
+        assert!(reason.contains("runtime's own files"), "{id}: {reason}");
+    }
+    let ran: Vec<&str> = records
+        .iter()
+        .filter(|r| r["type"] == "tool_result")
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ran, ["c12", "c13"]);
+    // The patches' problem is known while they stream.
+    let problems: Vec<(&str, &str)> = records
+        .iter()
+        .filter(|r| r["type"] == "patch_problem")
+        .map(|r| (r["id"].as_str().unwrap(), r["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        problems,
+        [
+            ("c5", "protected_path"),
+            ("c6", "protected_path"),
+            ("c7", "protected_path"),
+            ("c8", "protected_path")
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("other.txt")).unwrap(),
+        "a\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("x/run.jsonl")).unwrap(),
+        "mine\n"
+    );
 }

@@ -367,16 +367,27 @@ fn noise_from_the_model_breaks_the_stream_and_closes_it() {
     let content = call("c1", "list_dir", &[("path", ".")]) + "Done! I listed the directory.";
     let mut rng = Rng(77);
     let body = sse(&content, "stop", &mut rng);
-    let (run, _) = run_openai(
-        vec![Reply::Stream {
-            body,
-            drop_after: None,
-        }],
+    let (run, requests) = run_openai(
+        vec![
+            Reply::Stream {
+                body,
+                drop_after: None,
+            },
+            Reply::Stream {
+                body: sse("", "stop", &mut rng),
+                drop_after: None,
+            },
+        ],
         4,
     );
-    assert_eq!(run.status, EndStatus::StreamError);
     assert_eq!(run.ids("tool_result"), ["c1"]);
     assert_eq!(run.of_type("stream_error")[0]["byte"], u64::from(b'D'));
+    // The next request tells the model where its output stopped being CTL.
+    let last = requests[1]["messages"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["role"], "user");
+    let note = last["content"].as_str().unwrap();
+    assert!(note.contains(r#"came the byte "D" (0x44)"#), "{note}");
+    assert_eq!(run.status, EndStatus::Done);
 }
 
 #[test]

@@ -446,9 +446,13 @@ fn run_refuses_a_call_over_the_assemblers_bounds() {
         refused["reason"],
         "call c1 (read_file) not assembled: too_many_args: argument 257 is over the bound of 256 arguments per call"
     );
-    assert!(!records
+    // Recorded like every confirmed call, its arguments (not held) as null, then refused.
+    let call = records
         .iter()
-        .any(|r| r["type"] == "tool_call" && r["id"] == "c1"));
+        .position(|r| r["type"] == "tool_call" && r["id"] == "c1")
+        .expect("a tool_call record for c1");
+    assert_eq!(records[call]["args"], serde_json::Value::Null);
+    assert_eq!(records[call + 1]["type"], "refused");
     assert!(records
         .iter()
         .any(|r| r["type"] == "tool_result" && r["id"] == "c2"));

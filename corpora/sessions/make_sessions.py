@@ -63,12 +63,16 @@ write("refusals.jsonl", [
 ])
 
 # A model that starts to chat in the middle of its stream: the call before the noise runs,
-# the call in which the noise lands and every byte after it do not.
+# the call in which the noise lands and every byte after it do not. The loop tells the model
+# where its output stopped being CTL (`stream_error_nudge`); the next turn is a new frame whose
+# call runs, then an empty turn ends the session.
 good = call("c1", "write_file", ("path", "before.txt"), ("content", "written\n"))
 cut_call = call("c2", "write_file", ("path", "never.txt"), ("content", "never\n"))
 after = call("c3", "write_file", ("path", "after.txt"), ("content", "never\n"))
+retry = call("c4", "write_file", ("path", "after.txt"), ("content", "recovered\n"))
 write("noise.jsonl", [
     turn(good + cut_call[:30] + b"\nSure! Let me explain what I am doing.\n" + after, "tool_calls"),
+    turn(retry, "tool_calls"),
     turn(b"", "stop"),
 ])
 

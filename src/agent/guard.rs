@@ -89,6 +89,53 @@ pub fn check(command: &str) -> Result<(), Violation> {
     check_at(command.as_bytes(), 0)
 }
 
+/// Whether the command names a file called `name`, as far as reading it can tell: `name`
+/// appears as a whole file name (not part of a longer one) in the text or in any word once
+/// quotes and escapes are resolved, in the code of substitutions and carriers included.
+/// Best effort, for the runtime's own files: a path built at run time (a variable, a glob, a
+/// script) is not seen.
+pub fn mentions(command: &str, name: &[u8]) -> bool {
+    !name.is_empty() && mentions_at(command.as_bytes(), name, 0)
+}
+
+fn mentions_at(code: &[u8], name: &[u8], depth: usize) -> bool {
+    if names_file(code, name) {
+        return true;
+    }
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    let Ok(lexed) = lex(code) else {
+        return false;
+    };
+    let words = lexed.tokens.iter().filter_map(|t| match t {
+        Token::Word(w) => Some(w),
+        _ => None,
+    });
+    for word in words {
+        // A word that is itself code (a carrier's operand) is read as code too; one that
+        // lexes to itself is only text.
+        if names_file(word, name) || (word.as_slice() != code && mentions_at(word, name, depth + 1))
+        {
+            return true;
+        }
+    }
+    lexed
+        .nested
+        .iter()
+        .any(|body| mentions_at(body, name, depth + 1))
+}
+
+/// Whether `name` occurs in `text` with no file-name byte right before or after it.
+fn names_file(text: &[u8], name: &[u8]) -> bool {
+    let part = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
+    memchr::memmem::find_iter(text, name).any(|at| {
+        let before = at.checked_sub(1).and_then(|i| text.get(i));
+        let after = text.get(at + name.len());
+        !before.is_some_and(part) && !after.is_some_and(part)
+    })
+}
+
 fn check_at(code: &[u8], depth: usize) -> Result<(), Violation> {
     if depth > MAX_DEPTH {
         return Err(Violation::Unreadable);

@@ -21,6 +21,9 @@ pub enum PatchProblem {
     Malformed(String),
     /// The patch parses but does not apply to the workspace: the call fails, writing nothing.
     DoesNotApply(String),
+    /// The patch touches one of the runtime's own files (a protected path, moves onto it and
+    /// deletions of it included): the call is refused.
+    Protected(String),
 }
 
 impl PatchProblem {
@@ -29,13 +32,16 @@ impl PatchProblem {
         match self {
             PatchProblem::Malformed(_) => "malformed_patch",
             PatchProblem::DoesNotApply(_) => "does_not_apply",
+            PatchProblem::Protected(_) => "protected_path",
         }
     }
 
     /// The details.
     pub fn detail(&self) -> &str {
         match self {
-            PatchProblem::Malformed(d) | PatchProblem::DoesNotApply(d) => d,
+            PatchProblem::Malformed(d)
+            | PatchProblem::DoesNotApply(d)
+            | PatchProblem::Protected(d) => d,
         }
     }
 }
@@ -124,6 +130,9 @@ impl PatchSession for EngineSession {
             )));
         }
         if let Some(failure) = self.stream.failure() {
+            if failure.kind == crate::apply::ErrorKind::ProtectedPath {
+                return Some(PatchProblem::Protected(failure.to_string()));
+            }
             return Some(PatchProblem::DoesNotApply(failure.to_string()));
         }
         if let Some(Verdict::Incomplete) = self.verdict {

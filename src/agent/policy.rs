@@ -73,8 +73,9 @@ impl Toolset {
 pub struct Refusal {
     /// `unknown_tool`, `forbidden_by_toolset`, `missing_argument`, `repeated_argument`,
     /// `unknown_argument`, `invalid_argument`, a path kind (`absolute_path`,
-    /// `path_escapes_root`, `symlink_outside_root`, `invalid_path`, `io_error`), `hard_line`,
-    /// `malformed_patch`.
+    /// `path_escapes_root`, `symlink_outside_root`, `invalid_path`, `io_error`,
+    /// `protected_path`), `hard_line`, `protected_path` (a shell command naming a protected
+    /// file), `malformed_patch`.
     pub kind: &'static str,
     /// The details, for people.
     pub detail: String,
@@ -157,6 +158,28 @@ fn resolve(workspace: &Workspace, path: &str, dir: bool) -> Result<std::path::Pa
         .map_err(|e| Refusal::new(e.kind(), e.to_string()))
 }
 
+/// Refuses a command that names one of the workspace's protected files (best effort: see
+/// [`guard::mentions`]; the file tools' refusal, in [`Workspace::resolve`], is the exact one).
+fn protected_in_command(command: &str, workspace: &Workspace) -> Result<(), Refusal> {
+    use std::os::unix::ffi::OsStrExt;
+    for path in workspace.protected() {
+        let Some(name) = path.file_name() else {
+            continue;
+        };
+        if guard::mentions(command, name.as_bytes()) {
+            return Err(Refusal::new(
+                "protected_path",
+                format!(
+                    "the command names {:?}, one of the runtime's own files (such as the \
+                     transcript), which no tool may read or change",
+                    name.to_string_lossy()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Judges a confirmed call: returns the action to run, or why it is refused. `patch` is the
 /// session that received the call's `patch` argument while it streamed, if any.
 pub fn judge(
@@ -197,13 +220,20 @@ pub fn judge(
         Tool::Shell => {
             let command = text_arg(call, "command")?;
             guard::check(command).map_err(|v| Refusal::new("hard_line", v.to_string()))?;
+            protected_in_command(command, workspace)?;
             Ok(Action::Shell(command.to_owned()))
         }
         Tool::ApplyPatch => {
             let session = patch
                 .ok_or_else(|| Refusal::new("malformed_patch", "no patch argument streamed"))?;
-            if let Some(PatchProblem::Malformed(detail)) = session.problem() {
-                return Err(Refusal::new("malformed_patch", detail));
+            match session.problem() {
+                Some(PatchProblem::Malformed(detail)) => {
+                    return Err(Refusal::new("malformed_patch", detail))
+                }
+                Some(PatchProblem::Protected(detail)) => {
+                    return Err(Refusal::new("protected_path", detail))
+                }
+                _ => {}
             }
             Ok(Action::ApplyPatch(session))
         }

@@ -13,8 +13,10 @@
 //!           │  │  ╲─finish length─► escalate_output_limit   (once: lock `output_limit_escalated`)
 //!           │  │                 ─► resume_nudge            (up to 3: counter `truncation_retries`)
 //!           │  │                 ─► recovery_exhausted      (end, status 1)
-//!           │  └──context overflow─► compact_retry          (once: lock `compact_attempted`)
-//!           │                     ─► recovery_exhausted     (end, status 1)
+//!           │  ├──context overflow─► compact_retry          (once: lock `compact_attempted`)
+//!           │  │                  ─► recovery_exhausted     (end, status 1)
+//!           │  └──a byte outside CTL─► stream_error_nudge   (up to 3: counter `stream_errors`)
+//!           │                     ─► stream_error           (end, status 1)
 //!           └──no calls, stop────► done (end, status 0)
 //! ```
 //!
@@ -22,9 +24,17 @@
 //! run), the CTL parser keeps its state, and the next request's output continues the same
 //! stream. Escalating the limit and nudging are two different ways of asking for that
 //! continuation.
+//!
+//! A byte outside CTL (prose, a code fence) breaks the stream: the seed's rule is that the
+//! output has left the contract, so nothing after that byte runs. The loop can still recover
+//! as a user would expect: it tells the model where and why its output stopped being CTL and
+//! asks for a new frame, in a fresh stream. What ran before the bad byte stays done.
 
 /// How many resume nudges follow the escalation before the loop gives up.
 pub const MAX_TRUNCATION_RETRIES: u8 = 3;
+
+/// How many stream errors in a row are answered with a nudge; the next one ends the run.
+pub const MAX_STREAM_ERRORS: u8 = 3;
 
 /// Why the loop makes another request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +47,9 @@ pub enum Transition {
     ResumeNudge,
     /// The request did not fit the context window: compact and retry (once).
     CompactRetry,
+    /// A byte outside CTL broke the stream: tell the model where and why, and ask for a new
+    /// frame in a fresh stream.
+    StreamErrorNudge,
 }
 
 impl Transition {
@@ -47,6 +60,7 @@ impl Transition {
             Transition::EscalateOutputLimit => "escalate_output_limit",
             Transition::ResumeNudge => "resume_nudge",
             Transition::CompactRetry => "compact_retry",
+            Transition::StreamErrorNudge => "stream_error_nudge",
         }
     }
 }
@@ -60,6 +74,8 @@ pub struct Recovery {
     pub output_limit_escalated: bool,
     /// Resume nudges sent in this stretch.
     pub truncation_retries: u8,
+    /// Stream errors answered in this stretch.
+    pub stream_errors: u8,
 }
 
 impl Recovery {
@@ -85,6 +101,16 @@ impl Recovery {
         Some(Transition::CompactRetry)
     }
 
+    /// A byte outside CTL broke the stream. `None`: [`MAX_STREAM_ERRORS`] were already
+    /// answered since the last normal progress.
+    pub fn on_stream_error(&mut self) -> Option<Transition> {
+        if self.stream_errors >= MAX_STREAM_ERRORS {
+            return None;
+        }
+        self.stream_errors += 1;
+        Some(Transition::StreamErrorNudge)
+    }
+
     /// Normal progress: the only place the locks and counters are reset.
     pub fn on_progress(&mut self) -> Transition {
         *self = Recovery::default();
@@ -101,12 +127,18 @@ next byte of that stream first and repeat nothing. Break the remaining work into
 pub const CONTINUE_NUDGE: &str = "Your output was cut by the output limit, which is now raised. \
 Continue the same CTL stream from the exact byte where it was cut; repeat nothing.";
 
+/// What a valid frame looks like, told to the model after a stream error.
+pub const STREAM_ERROR_NUDGE: &str = "Continue with a new frame and nothing else: each call is \
+`call <id> <tool>` on its own line, then for each argument a line `arg <key> <nbytes>` followed \
+by exactly nbytes bytes of value, then `end` on its own line. No prose, no code fences, no \
+blank lines between frames. Repeat a call that was not run if it is still needed.";
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn truncation_escalates_once_then_three_nudges() {
+    fn each_path_has_its_own_budget() {
         let mut r = Recovery::default();
         assert_eq!(r.on_truncated(), Some(Transition::EscalateOutputLimit));
         for _ in 0..MAX_TRUNCATION_RETRIES {
@@ -116,6 +148,11 @@ mod tests {
         // Overflow has its own lock, untouched by truncation.
         assert_eq!(r.on_context_overflow(), Some(Transition::CompactRetry));
         assert_eq!(r.on_context_overflow(), None);
+        // So do stream errors.
+        for _ in 0..MAX_STREAM_ERRORS {
+            assert_eq!(r.on_stream_error(), Some(Transition::StreamErrorNudge));
+        }
+        assert_eq!(r.on_stream_error(), None);
         assert_eq!(r.on_progress(), Transition::NextTurn);
         assert_eq!(r, Recovery::default());
         assert_eq!(r.on_truncated(), Some(Transition::EscalateOutputLimit));

@@ -28,7 +28,7 @@ use crate::ctl::{CallAssembler, CtlEvent, CtlParser, Limits, ToolCall};
 use super::model::{Finish, Flow, Message, ModelError, ModelSource, Request, Role};
 use super::patch::{PatchSession, PatchTool};
 use super::policy::{self, Toolset};
-use super::recovery::{Recovery, Transition, CONTINUE_NUDGE, RESUME_NUDGE};
+use super::recovery::{Recovery, Transition, CONTINUE_NUDGE, RESUME_NUDGE, STREAM_ERROR_NUDGE};
 use super::shell::ShellLimits;
 use super::tools::{self, ToolOutput};
 use super::transcript::{Rec, Transcript};
@@ -47,7 +47,8 @@ pub const MAX_RESULT_IN_CONTEXT: usize = 32 * 1024;
 /// Everything a run needs besides its model and its transcript.
 #[derive(Clone)]
 pub struct Config {
-    /// The workspace every path is confined to and every command runs in.
+    /// The workspace every path is confined to and every command runs in; it also holds the
+    /// protected paths (the runtime's own files, see [`Config::protect`]).
     pub workspace: Workspace,
     /// The tools allowed.
     pub toolset: Toolset,
@@ -83,6 +84,15 @@ impl Config {
             patch_tool: Arc::new(super::patch::Engine),
         }
     }
+
+    /// Puts one of the runtime's own files (the transcript; later a journal or a content
+    /// store, file or directory) out of every tool's reach, wherever it lies: the file tools
+    /// refuse any path that resolves to it (`protected_path`, through
+    /// [`Workspace::protect`]), and a `shell` command that names it is refused as best effort
+    /// (see `docs/agent.md` for what that does and does not guarantee).
+    pub fn protect(&mut self, path: impl AsRef<std::path::Path>) -> io::Result<()> {
+        self.workspace.protect(path)
+    }
 }
 
 /// How a run ended.
@@ -90,9 +100,13 @@ impl Config {
 pub enum EndStatus {
     /// The model ended a turn without calls: the task is done.
     Done,
-    /// The replay ran out of turns at a frame boundary.
+    /// The replay ran out of turns at a frame boundary, after a turn that ended normally.
     SourceEnded,
-    /// A byte outside CTL.
+    /// The replay ran out of turns right after a turn that the output limit cut (`length`),
+    /// at a frame boundary: the output was cut off and nothing continued it.
+    OutputCutOff,
+    /// A byte outside CTL broke the stream, and either the stream-error recovery was spent or
+    /// the source ended without answering its nudge.
     StreamError,
     /// The stream ended inside a frame.
     StreamIncomplete,
@@ -110,6 +124,7 @@ impl EndStatus {
         match self {
             EndStatus::Done => "done",
             EndStatus::SourceEnded => "source_ended",
+            EndStatus::OutputCutOff => "output_cut_off",
             EndStatus::StreamError => "stream_error",
             EndStatus::StreamIncomplete => "stream_incomplete",
             EndStatus::ModelError => "model_error",
@@ -139,8 +154,6 @@ struct Stream {
     patch_seen: bool,
     /// Whether the session's problem has been recorded.
     patch_reported: bool,
-    /// Calls confirmed in this stream.
-    calls: usize,
 }
 
 impl Stream {
@@ -152,7 +165,6 @@ impl Stream {
             routing: false,
             patch_seen: false,
             patch_reported: false,
-            calls: 0,
         }
     }
 }
@@ -173,6 +185,22 @@ struct Executor<'c> {
 }
 
 impl Executor<'_> {
+    /// A confirmed call the assembler did not hold (over its bounds): recorded with its id and
+    /// name (its arguments as `null`), then refused, in call order like every other call.
+    fn refuse_unheld(
+        &mut self,
+        turn: u32,
+        too_large: crate::ctl::CallTooLarge,
+        transcript: &mut Transcript<'_>,
+    ) {
+        self.drain(transcript);
+        transcript.unheld_call(turn, &too_large.id, &too_large.name);
+        let reason = too_large.to_string();
+        transcript.refused(turn, &too_large.id, &reason);
+        self.results
+            .push((too_large.id, "refused", reason.into_bytes()));
+    }
+
     fn handle(
         &mut self,
         turn: u32,
@@ -255,7 +283,46 @@ enum TurnEnd {
     SourceEnded,
     Failed(ModelError),
     /// The parser refused a byte.
-    Broken,
+    Broken(StreamBreak),
+}
+
+/// Where and why a stream stopped being CTL.
+struct StreamBreak {
+    /// The refused byte's offset in the stream.
+    offset: u64,
+    byte: u8,
+    kind: &'static str,
+    /// The call it cut, if it fell inside one.
+    call: Option<String>,
+}
+
+/// Bytes of the accepted output quoted before the refused byte in the note to the model.
+const BREAK_CONTEXT: usize = 32;
+
+impl StreamBreak {
+    /// What the model is told: where its output stopped being CTL, what ran, what a valid
+    /// frame looks like. `accepted` is the turn's output up to the refused byte.
+    fn note(&self, accepted: &[u8]) -> String {
+        let tail = &accepted[accepted.len().saturating_sub(BREAK_CONTEXT)..];
+        let place = if tail.is_empty() {
+            "at the start of your reply".to_owned()
+        } else {
+            format!("after \"{}\"", tail.escape_ascii())
+        };
+        let cut = match &self.call {
+            Some(id) => format!(" It fell inside call {id}, which was not run."),
+            None => String::new(),
+        };
+        format!(
+            "Your output stopped being CTL at byte {offset} of the stream ({kind}): {place} \
+             came the byte \"{byte}\" (0x{raw:02x}).{cut} Nothing after that byte was read or \
+             run; the calls confirmed before it ran. {STREAM_ERROR_NUDGE}",
+            offset = self.offset,
+            kind = self.kind,
+            byte = [self.byte].escape_ascii(),
+            raw = self.byte,
+        )
+    }
 }
 
 /// Runs the loop until the task is done, the source ends, or something fails; writes the
@@ -285,6 +352,10 @@ pub fn run(
     };
     let mut stream = Stream::new(config.limits);
     let mut recovery = Recovery::default();
+    // How the run ends if the source ends now: after a turn cut by the output limit or broken
+    // by a byte outside CTL, the loop has asked for a continuation or a new frame, and a
+    // source with nothing more leaves the output cut off or broken, not cleanly ended.
+    let mut unanswered: Option<EndStatus> = None;
     let mut turn: u32 = 0;
     let status = loop {
         if turn >= config.max_turns {
@@ -301,7 +372,10 @@ pub fn run(
             max_tokens,
         };
         let mut output = Vec::new();
-        let mut broken = false;
+        let mut broken: Option<StreamBreak> = None;
+        // Calls confirmed in this turn (a stream continued after `length` carries earlier
+        // turns' calls; they do not make this turn one with calls).
+        let mut turn_calls = 0usize;
         let result = {
             let Stream {
                 parser,
@@ -310,7 +384,6 @@ pub fn run(
                 routing,
                 patch_seen,
                 patch_reported,
-                calls,
             } = &mut stream;
             let mut sink = |chunk: &[u8]| -> Flow {
                 let before = parser.consumed();
@@ -363,18 +436,15 @@ pub fn run(
                     // effect, however the stream was chunked.
                     match assembler.on_event(&event) {
                         Ok(Some(call)) => {
-                            *calls += 1;
+                            turn_calls += 1;
                             executor.handle(turn, call, patch.take(), &mut transcript);
                         }
                         Ok(None) => {}
                         // A confirmed call too large to hold is refused, never dropped.
                         Err(too_large) => {
-                            let reason = too_large.to_string();
-                            transcript.refused(turn, &too_large.id, &reason);
-                            executor
-                                .results
-                                .push((too_large.id, "refused", reason.into_bytes()));
+                            executor.refuse_unheld(turn, too_large, &mut transcript);
                             patch.take();
+                            turn_calls += 1;
                         }
                     }
                 });
@@ -383,25 +453,31 @@ pub fn run(
                 match pushed {
                     Ok(()) => Flow::Continue,
                     Err(error) => {
-                        let cut = assembler.in_progress().map(|c| c.id.clone());
+                        let cut = StreamBreak {
+                            offset: error.offset,
+                            byte: error.byte,
+                            kind: crate::contract::ErrorKind::as_str(error.kind),
+                            call: assembler.in_progress().map(|c| c.id.clone()),
+                        };
                         transcript.record(
                             Rec::new("stream_error")
                                 .field("turn", turn)
-                                .field("offset", error.offset)
-                                .field("byte", error.byte)
-                                .field("kind", crate::contract::ErrorKind::as_str(error.kind))
-                                .field("call", cut),
+                                .field("offset", cut.offset)
+                                .field("byte", cut.byte)
+                                .field("kind", cut.kind)
+                                .field("call", &cut.call),
                         );
-                        broken = true;
+                        broken = Some(cut);
                         Flow::Stop
                     }
                 }
             };
-            match model.turn(&request, &mut sink) {
-                _ if broken => TurnEnd::Broken,
-                Ok(Some(finish)) => TurnEnd::Finished(finish),
-                Ok(None) => TurnEnd::SourceEnded,
-                Err(e) => TurnEnd::Failed(e),
+            let ended = model.turn(&request, &mut sink);
+            match (broken.take(), ended) {
+                (Some(cut), _) => TurnEnd::Broken(cut),
+                (None, Ok(Some(finish))) => TurnEnd::Finished(finish),
+                (None, Ok(None)) => TurnEnd::SourceEnded,
+                (None, Err(e)) => TurnEnd::Failed(e),
             }
         };
         executor.drain(&mut transcript);
@@ -429,13 +505,29 @@ pub fn run(
             );
         };
         let transition = match result {
-            TurnEnd::Broken => break EndStatus::StreamError,
+            TurnEnd::Broken(cut) => {
+                let Some(t) = recovery.on_stream_error() else {
+                    break EndStatus::StreamError;
+                };
+                push_assistant(&mut messages, &output);
+                let results = executor.take_results();
+                if results.is_some() {
+                    result_messages.push(messages.len());
+                }
+                let mut text = results.unwrap_or_default();
+                text.push_str(&cut.note(&output));
+                messages.push(Message::new(Role::User, text));
+                // A new frame in a fresh stream: nothing of the broken one carries over.
+                stream = Stream::new(config.limits);
+                unanswered = Some(EndStatus::StreamError);
+                t
+            }
             TurnEnd::SourceEnded => {
                 if in_frame {
                     incomplete(&mut transcript, &stream);
                     break EndStatus::StreamIncomplete;
                 }
-                break EndStatus::SourceEnded;
+                break unanswered.unwrap_or(EndStatus::SourceEnded);
             }
             TurnEnd::Failed(ModelError::ContextOverflow(detail)) => {
                 transcript.record(
@@ -470,10 +562,8 @@ pub fn run(
                     }
                     break EndStatus::RecoveryExhausted;
                 };
-                messages.push(Message::new(
-                    Role::Assistant,
-                    String::from_utf8_lossy(&output),
-                ));
+                push_assistant(&mut messages, &output);
+                unanswered = Some(EndStatus::OutputCutOff);
                 let mut text = executor.take_results().unwrap_or_default();
                 text.push_str(if t == Transition::EscalateOutputLimit {
                     CONTINUE_NUDGE
@@ -488,18 +578,16 @@ pub fn run(
                     incomplete(&mut transcript, &stream);
                     break EndStatus::StreamIncomplete;
                 }
-                if stream.calls == 0 && finish == Finish::Stop {
+                if turn_calls == 0 && finish == Finish::Stop {
                     break EndStatus::Done;
                 }
-                messages.push(Message::new(
-                    Role::Assistant,
-                    String::from_utf8_lossy(&output),
-                ));
+                push_assistant(&mut messages, &output);
                 if let Some(text) = executor.take_results() {
                     result_messages.push(messages.len());
                     messages.push(Message::new(Role::User, text));
                 }
                 stream = Stream::new(config.limits);
+                unanswered = None;
                 recovery.on_progress()
             }
         };
@@ -524,6 +612,17 @@ pub fn run(
     match transcript.into_error() {
         Some(e) => Err(e),
         None => Ok(status),
+    }
+}
+
+/// Puts the model's own output back into the conversation; an empty one is left out (some
+/// servers refuse an empty assistant message, and it tells the model nothing).
+fn push_assistant(messages: &mut Vec<Message>, output: &[u8]) {
+    if !output.is_empty() {
+        messages.push(Message::new(
+            Role::Assistant,
+            String::from_utf8_lossy(output),
+        ));
     }
 }
 

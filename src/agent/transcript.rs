@@ -7,11 +7,11 @@
 //! | `tool_result` | `turn`, `id`, `ok`, `output` | the call ran |
 //! | `refused` | `turn`, `id`, `reason` (`kind: detail`) | the call was judged and refused |
 //! | `assistant` | `turn`, `output`, `finish` | a turn ended: the bytes of it the parser accepted |
-//! | `patch_problem` | `turn`, `id`, `kind`, `detail` | an `apply_patch` call's patch is malformed or does not apply, known while it streams (before its `end`) |
+//! | `patch_problem` | `turn`, `id`, `kind`, `detail` | an `apply_patch` call's patch is malformed, does not apply or touches a protected path, known while it streams (before its `end`) |
 //! | `stream_error` | `turn`, `offset`, `byte`, `kind`, `call` | a byte outside CTL; `call`: the call it cut (never run) |
 //! | `stream_incomplete` | `turn`, `consumed`, `call` | the stream ended inside a frame |
 //! | `model_error` | `turn`, `kind`, `error` | the model source failed |
-//! | `transition` | `turn`, `reason`, `max_tokens` | the loop goes on to request `turn` |
+//! | `transition` | `turn`, `reason`, `max_tokens` | the loop goes on to request `turn` (`reason`: a [`Transition`](super::recovery::Transition) name) |
 //! | `end` | `status`, `exit` | last |
 //!
 //! Byte strings (arguments, outputs) are JSON strings when UTF-8, else `{"base64": …}`. The
@@ -117,6 +117,18 @@ impl<'w> Transcript<'w> {
                 .field("id", &call.id)
                 .field("name", &call.name)
                 .field("args", ArgsJson(call)),
+        );
+    }
+
+    /// The `tool_call` record of a call whose arguments were not held (over the assembler's
+    /// bounds): `"args":null`. A `refused` record follows it.
+    pub fn unheld_call(&mut self, turn: u32, id: &str, name: &str) {
+        self.record(
+            Rec::new("tool_call")
+                .field("turn", turn)
+                .field("id", id)
+                .field("name", name)
+                .field("args", ()),
         );
     }
 

@@ -16,6 +16,8 @@ pub enum ErrorKind {
     PathEscapesRoot,
     /// A symbolic link on the way leads outside the root.
     SymlinkOutsideRoot,
+    /// The path is one of the runtime's own files (a protected path of the workspace).
+    ProtectedPath,
     /// The file to read, update or delete does not exist.
     FileNotFound,
     /// A file the patch creates already exists (unified diff).
@@ -61,6 +63,7 @@ impl ErrorKind {
             ErrorKind::AbsolutePath => "absolute_path",
             ErrorKind::PathEscapesRoot => "path_escapes_root",
             ErrorKind::SymlinkOutsideRoot => "symlink_outside_root",
+            ErrorKind::ProtectedPath => "protected_path",
             ErrorKind::FileNotFound => "file_not_found",
             ErrorKind::FileExists => "file_exists",
             ErrorKind::IsDirectory => "is_directory",
@@ -131,6 +134,7 @@ impl ApplyError {
             PathError::Absolute(p) => (ErrorKind::AbsolutePath, p.clone()),
             PathError::Escapes(p) => (ErrorKind::PathEscapesRoot, p.clone()),
             PathError::SymlinkOutside(p) => (ErrorKind::SymlinkOutsideRoot, p.clone()),
+            PathError::Protected(p) => (ErrorKind::ProtectedPath, p.clone()),
             PathError::Io(p, _) => (ErrorKind::Io, p.clone()),
         };
         ApplyError::new(kind, operation, path, e.to_string())

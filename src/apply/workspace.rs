@@ -3,6 +3,13 @@
 //!
 //! A path is accepted only if it is relative, does not climb out of the root with `..`, and
 //! does not reach outside the root through a symbolic link, checked on the real filesystem.
+//!
+//! A workspace can also hold *protected* paths: files of the runtime itself (the agent loop's
+//! transcript) that happen to lie inside the root. A path that resolves to one of them, or to
+//! anything under a protected directory, is refused (`protected_path`), however it is spelled:
+//! the comparison is made after resolution, on the canonical path (so `x/../run.jsonl` and a
+//! symbolic link inside the root count) and on the file's identity (device and inode, so a
+//! hard link counts too).
 
 use std::fmt;
 use std::io;
@@ -21,6 +28,8 @@ pub enum PathError {
     SymlinkOutside(String),
     /// The filesystem could not be read while checking.
     Io(String, io::Error),
+    /// The path is one of the workspace's protected paths.
+    Protected(String),
 }
 
 impl PathError {
@@ -32,6 +41,7 @@ impl PathError {
             PathError::Escapes(_) => "path_escapes_root",
             PathError::SymlinkOutside(_) => "symlink_outside_root",
             PathError::Io(..) => "io_error",
+            PathError::Protected(_) => "protected_path",
         }
     }
 }
@@ -49,6 +59,11 @@ impl fmt::Display for PathError {
                 )
             }
             PathError::Io(p, e) => write!(f, "cannot check path {p:?}: {e}"),
+            PathError::Protected(p) => write!(
+                f,
+                "path {p:?} is one of the runtime's own files (such as the transcript), which no \
+                 tool may read or change"
+            ),
         }
     }
 }
@@ -59,6 +74,38 @@ impl std::error::Error for PathError {}
 #[derive(Clone, Debug)]
 pub struct Workspace {
     root: PathBuf,
+    /// Paths no resolution may reach.
+    protected: Vec<Protected>,
+}
+
+/// One protected path: where it is, and which file it is when it exists.
+#[derive(Clone, Debug)]
+struct Protected {
+    /// Canonical (its parent canonicalised when it does not exist yet).
+    path: PathBuf,
+    /// Device and inode, when it existed as it was protected.
+    file: Option<(u64, u64)>,
+}
+
+/// The device and inode of what `path` names, symbolic links followed.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// `path` with symbolic links resolved: canonical when it exists, else its parent canonical
+/// and its name appended, else as given.
+fn canonical(path: &Path) -> PathBuf {
+    if let Ok(real) = path.canonicalize() {
+        return real;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => parent
+            .canonicalize()
+            .map(|p| p.join(name))
+            .unwrap_or_else(|_| path.to_path_buf()),
+        _ => path.to_path_buf(),
+    }
 }
 
 impl Workspace {
@@ -66,7 +113,25 @@ impl Workspace {
     pub fn new(root: impl AsRef<Path>) -> io::Result<Workspace> {
         Ok(Workspace {
             root: root.as_ref().canonicalize()?,
+            protected: Vec::new(),
         })
+    }
+
+    /// Protects `path` (absolute, or relative to the current directory; a file or a
+    /// directory, existing or not): no later [`resolve`](Self::resolve) reaches it or anything
+    /// under it. Fails only when the path cannot be made absolute.
+    pub fn protect(&mut self, path: impl AsRef<Path>) -> io::Result<()> {
+        let path = std::path::absolute(path.as_ref())?;
+        self.protected.push(Protected {
+            file: identity(&path),
+            path: canonical(&path),
+        });
+        Ok(())
+    }
+
+    /// The protected paths, canonical.
+    pub fn protected(&self) -> impl Iterator<Item = &Path> {
+        self.protected.iter().map(|p| p.path.as_path())
     }
 
     /// The canonical root.
@@ -100,7 +165,25 @@ impl Workspace {
         }
         let full = self.root.join(&relative);
         self.check_links(path, &relative)?;
+        self.check_protected(path, &full)?;
         Ok(full)
+    }
+
+    /// Refuses a resolved path that is, or lies under, a protected path.
+    fn check_protected(&self, original: &str, full: &Path) -> Result<(), PathError> {
+        if self.protected.is_empty() {
+            return Ok(());
+        }
+        let target = canonical(full);
+        let file = identity(full);
+        let hit = self
+            .protected
+            .iter()
+            .any(|p| target.starts_with(&p.path) || (file.is_some() && file == p.file));
+        if hit {
+            return Err(PathError::Protected(original.to_owned()));
+        }
+        Ok(())
     }
 
     /// Walks the existing part of `relative` and checks that each prefix, symbolic links
@@ -147,6 +230,37 @@ mod tests {
         );
         assert_eq!(ws.resolve("").unwrap_err().kind(), "invalid_path");
         assert_eq!(ws.resolve(".").unwrap_err().kind(), "invalid_path");
+    }
+
+    #[test]
+    fn protected_paths_are_refused_however_they_are_spelled() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("x")).unwrap();
+        std::fs::write(dir.path().join("run.jsonl"), "{}\n").unwrap();
+        std::fs::create_dir(dir.path().join("store")).unwrap();
+        std::os::unix::fs::symlink("run.jsonl", dir.path().join("link")).unwrap();
+        std::fs::hard_link(dir.path().join("run.jsonl"), dir.path().join("hard")).unwrap();
+        let mut ws = Workspace::new(dir.path()).unwrap();
+        ws.protect(dir.path().join("run.jsonl")).unwrap();
+        ws.protect(dir.path().join("store")).unwrap();
+        ws.protect(dir.path().join("journal")).unwrap();
+        for path in [
+            "run.jsonl",
+            "./run.jsonl",
+            "x/../run.jsonl",
+            "link",
+            "hard",
+            "store/blob",
+            "journal",
+        ] {
+            let e = ws.resolve(path).unwrap_err();
+            assert_eq!(e.kind(), "protected_path", "{path}");
+            assert!(e.to_string().contains("runtime's own files"), "{e}");
+        }
+        for path in ["x/run.jsonl", "run.jsonl.bak", "storex", "x"] {
+            assert!(ws.resolve(path).is_ok(), "{path}");
+        }
+        assert_eq!(ws.protected().count(), 3);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `frontier run`: the agent loop, driven by a replayed session or an OpenAI-compatible
 //! endpoint. The loop itself is [`frontier::agent`]; this module reads flags and files.
 
-use std::fs::File;
+use std::fs::OpenOptions;
 use std::io::{self, BufWriter, Write};
 use std::time::Duration;
 
@@ -27,7 +27,8 @@ pub struct Args {
     /// The user's request, the conversation's first user message.
     #[arg(long)]
     task: Option<String>,
-    /// Where to write the transcript (JSON lines); default standard output.
+    /// Where to write the transcript (JSON lines), appended to the file if it exists; default
+    /// standard output. No tool can reach it, even inside the root.
     #[arg(long)]
     transcript: Option<String>,
     /// Stream a replayed turn N bytes at a time, 1 to 65536.
@@ -96,11 +97,28 @@ pub fn run(args: Args) -> Result<i32, String> {
     config.max_turns = args.max_turns;
     config.max_tokens = args.max_tokens;
     config.escalated_max_tokens = args.escalated_max_tokens;
+    // The transcript is opened once, for appending, and written only through this handle; it
+    // is protected from the tools wherever it lies (standard output too, when it is a file).
     let mut out: Box<dyn Write> = match &args.transcript {
-        Some(path) if path != "-" => Box::new(BufWriter::new(
-            File::create(path).map_err(|e| format!("{path}: {e}"))?,
-        )),
-        _ => Box::new(io::stdout().lock()),
+        Some(path) if path != "-" => {
+            let file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| format!("{path}: {e}"))?;
+            config
+                .protect(path)
+                .map_err(|e| format!("--transcript {path}: {e}"))?;
+            Box::new(BufWriter::new(file))
+        }
+        _ => {
+            if let Some(file) = stdout_file() {
+                config
+                    .protect(&file)
+                    .map_err(|e| format!("standard output {}: {e}", file.display()))?;
+            }
+            Box::new(io::stdout().lock())
+        }
     };
     let status = frontier::agent::run(&config, model.as_mut(), &mut out)
         .map_err(|e| format!("writing the transcript: {e}"))?;
@@ -110,4 +128,11 @@ pub fn run(args: Args) -> Result<i32, String> {
         eprintln!("frontier: run ended: {}", status.name());
     }
     Ok(status.exit_code())
+}
+
+/// The regular file standard output is redirected to, if it is one (Linux: through
+/// `/proc/self/fd/1`; elsewhere none is found, and only `--transcript` is protected).
+fn stdout_file() -> Option<std::path::PathBuf> {
+    let real = std::fs::canonicalize("/proc/self/fd/1").ok()?;
+    real.is_file().then_some(real)
 }
