@@ -139,13 +139,15 @@ fn read_request(stream: &TcpStream) -> Value {
     serde_json::from_slice(&body).unwrap()
 }
 
+fn config(base: &str) -> OpenAiConfig {
+    let mut config = OpenAiConfig::new(base, "test-model");
+    config.api_key = Some("test-key".into());
+    config.read_timeout = Duration::from_secs(10);
+    config
+}
+
 fn client(base: &str) -> OpenAi {
-    OpenAi::new(OpenAiConfig {
-        base_url: base.to_owned(),
-        api_key: Some("test-key".into()),
-        model: "test-model".into(),
-        read_timeout: Duration::from_secs(10),
-    })
+    OpenAi::new(config(base))
 }
 
 fn run_openai(replies: Vec<Reply>, seed: u64) -> (RunResult, Vec<Value>) {
