@@ -3,7 +3,7 @@
 //! `POST $OPENAI_BASE_URL/chat/completions` with `"stream": true`; each event's
 //! `choices[0].delta.content` is a chunk of the model's output (CTL), handed to the loop as it
 //! arrives, and `choices[0].finish_reason` says how the turn ended; `data: [DONE]` closes the
-//! stream. The request goes through [`http`](super::http) (a reader thread, so every wait has
+//! stream. The request goes through [`http`] (a reader thread, so every wait has
 //! its own deadline) and the body through the [`SseReader`].
 //!
 //! Quirks of servers in the wild that are handled rather than failed:
@@ -36,157 +36,23 @@ use super::http::{self, Exchange, Head, HeadError, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
 use super::sse::{self, SseReader};
 
+mod config;
+mod wire;
+
+pub use config::{
+    seconds, OpenAiConfig, TokenField, DEFAULT_FINISH_GRACE, DEFAULT_READ_TIMEOUT,
+    MAX_FINISH_GRACE, MAX_READ_TIMEOUT,
+};
+use wire::{parse_completion, parse_event, refuses_field, Delta};
+
 /// The API's base URL when `OPENAI_BASE_URL` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-/// How long the server may stay silent (before the head, or between two reads of the body)
-/// when `OPENAI_READ_TIMEOUT` is not set: 300 s.
-pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(300);
-/// The longest read timeout accepted: one day.
-pub const MAX_READ_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
-/// How long to wait after the `finish_reason` for `[DONE]` or the close when
-/// `OPENAI_FINISH_GRACE` is not set: 2 s.
-pub const DEFAULT_FINISH_GRACE: Duration = Duration::from_secs(2);
-/// The longest finish grace accepted: 60 s.
-pub const MAX_FINISH_GRACE: Duration = Duration::from_secs(60);
 /// The bound on one event-stream line, one event's data and a whole JSON answer: 8 MiB.
 pub const MAX_EVENT: usize = sse::DEFAULT_MAX;
 /// The user message sent when the conversation has none before the model's first message
 /// (a library caller that gave no task: `frontier run` refuses to start without one).
 pub const DEFAULT_TASK: &str = "Begin. No task was given: look at the workspace and do what it \
      asks for, or end the session with an empty reply if there is nothing to do.";
-
-/// Which request field carries the output limit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TokenField {
-    /// `max_tokens`: what OpenAI-compatible servers (vLLM, llama.cpp, Ollama, …) take.
-    MaxTokens,
-    /// `max_completion_tokens`: what OpenAI's own API wants (its newer models refuse
-    /// `max_tokens`).
-    MaxCompletionTokens,
-}
-
-impl TokenField {
-    /// The field's name in the request.
-    pub fn name(self) -> &'static str {
-        match self {
-            TokenField::MaxTokens => "max_tokens",
-            TokenField::MaxCompletionTokens => "max_completion_tokens",
-        }
-    }
-
-    /// The field called `name`.
-    pub fn from_name(name: &str) -> Option<TokenField> {
-        match name {
-            "max_tokens" => Some(TokenField::MaxTokens),
-            "max_completion_tokens" => Some(TokenField::MaxCompletionTokens),
-            _ => None,
-        }
-    }
-
-    /// The default for `base_url`: `max_completion_tokens` for `api.openai.com`,
-    /// `max_tokens` for every other server.
-    pub fn default_for(base_url: &str) -> TokenField {
-        let rest = base_url
-            .split_once("://")
-            .map_or(base_url, |(_, rest)| rest);
-        let host = rest.split(['/', ':']).next().unwrap_or("");
-        if host.eq_ignore_ascii_case("api.openai.com") {
-            TokenField::MaxCompletionTokens
-        } else {
-            TokenField::MaxTokens
-        }
-    }
-
-    fn other(self) -> TokenField {
-        match self {
-            TokenField::MaxTokens => TokenField::MaxCompletionTokens,
-            TokenField::MaxCompletionTokens => TokenField::MaxTokens,
-        }
-    }
-}
-
-/// Where and what to ask.
-#[derive(Clone, Debug)]
-pub struct OpenAiConfig {
-    /// The API's base URL, up to and including `/v1` (`OPENAI_BASE_URL`).
-    pub base_url: String,
-    /// The bearer token (`OPENAI_API_KEY`); none for local servers that need none.
-    pub api_key: Option<String>,
-    /// The model's name (`OPENAI_MODEL`).
-    pub model: String,
-    /// How long the server may stay silent before the turn fails as disconnected
-    /// (`OPENAI_READ_TIMEOUT`, seconds).
-    pub read_timeout: Duration,
-    /// How long to wait after the `finish_reason` for `[DONE]` or the close
-    /// (`OPENAI_FINISH_GRACE`, seconds).
-    pub finish_grace: Duration,
-    /// The field of the output limit (`OPENAI_TOKEN_FIELD`).
-    pub token_field: TokenField,
-}
-
-impl OpenAiConfig {
-    /// `model` at `base_url`, no key, the default timeouts and token field.
-    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiConfig {
-        let base_url = base_url.into();
-        OpenAiConfig {
-            token_field: TokenField::default_for(&base_url),
-            base_url,
-            api_key: None,
-            model: model.into(),
-            read_timeout: DEFAULT_READ_TIMEOUT,
-            finish_grace: DEFAULT_FINISH_GRACE,
-        }
-    }
-
-    /// Reads `OPENAI_BASE_URL` (default [`DEFAULT_BASE_URL`]), `OPENAI_API_KEY`,
-    /// `OPENAI_MODEL` (required), `OPENAI_READ_TIMEOUT` (seconds, more than 0, at most
-    /// 86400; default 300), `OPENAI_FINISH_GRACE` (seconds, 0 to 60; default 2) and
-    /// `OPENAI_TOKEN_FIELD` (`max_tokens` or `max_completion_tokens`; default by host, see
-    /// [`TokenField::default_for`]). An error names the variable at fault.
-    pub fn from_env() -> Result<OpenAiConfig, String> {
-        let base_url = env("OPENAI_BASE_URL")?.unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
-        let model = env("OPENAI_MODEL")?
-            .ok_or_else(|| "OPENAI_MODEL is not set (the model to ask)".to_owned())?;
-        let mut config = OpenAiConfig::new(base_url, model);
-        config.api_key = env("OPENAI_API_KEY")?.filter(|k| !k.is_empty());
-        if let Some(text) = env("OPENAI_READ_TIMEOUT")? {
-            config.read_timeout = seconds(&text, false, MAX_READ_TIMEOUT)
-                .map_err(|e| format!("OPENAI_READ_TIMEOUT={text:?}: {e}"))?;
-        }
-        if let Some(text) = env("OPENAI_FINISH_GRACE")? {
-            config.finish_grace = seconds(&text, true, MAX_FINISH_GRACE)
-                .map_err(|e| format!("OPENAI_FINISH_GRACE={text:?}: {e}"))?;
-        }
-        if let Some(text) = env("OPENAI_TOKEN_FIELD")? {
-            config.token_field = TokenField::from_name(&text).ok_or_else(|| {
-                format!("OPENAI_TOKEN_FIELD={text:?}: expected max_tokens or max_completion_tokens")
-            })?;
-        }
-        Ok(config)
-    }
-}
-
-fn env(name: &str) -> Result<Option<String>, String> {
-    match std::env::var(name) {
-        Ok(value) => Ok(Some(value)),
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => Err(format!("{name} is not UTF-8")),
-    }
-}
-
-/// A number of seconds (decimals allowed), above 0 unless `zero` is allowed, at most `max`.
-pub fn seconds(text: &str, zero: bool, max: Duration) -> Result<Duration, String> {
-    let range = format!(
-        "expected seconds, {} to {}",
-        if zero { "0" } else { "more than 0" },
-        max.as_secs()
-    );
-    let secs: f64 = text.trim().parse().map_err(|_| range.clone())?;
-    if !secs.is_finite() || secs < 0.0 || (secs == 0.0 && !zero) || secs > max.as_secs_f64() {
-        return Err(range);
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
 
 /// The model source of `--model openai`.
 pub struct OpenAi {
@@ -418,40 +284,6 @@ impl OpenAi {
     }
 }
 
-/// Whether an error status refuses the request field `field` as unsupported: a 400 or 422
-/// whose body names the field (its `error.param` when it has one, else as a word anywhere)
-/// and says it is unsupported, unknown or not allowed.
-fn refuses_field(code: u16, body: &str, field: &str) -> bool {
-    if code != 400 && code != 422 {
-        return false;
-    }
-    let lower = body.to_ascii_lowercase();
-    let param = serde_json::from_str::<Value>(body)
-        .ok()
-        .and_then(|v| v.pointer("/error/param")?.as_str().map(str::to_owned));
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    let names_it = match param {
-        Some(param) => param == field,
-        None => lower.match_indices(field).any(|(at, _)| {
-            let before = lower.as_bytes().get(at.wrapping_sub(1)).copied();
-            let after = lower.as_bytes().get(at + field.len()).copied();
-            !before.is_some_and(word) && !after.is_some_and(word)
-        }),
-    };
-    names_it
-        && [
-            "unsupported",
-            "not supported",
-            "unrecognized",
-            "unknown",
-            "extra",
-            "not permitted",
-            "not allowed",
-        ]
-        .iter()
-        .any(|w| lower.contains(w))
-}
-
 /// What the events of one streamed turn have said so far.
 #[derive(Default)]
 struct StreamState {
@@ -501,92 +333,6 @@ impl StreamState {
     }
 }
 
-/// What one stream event said.
-enum Delta {
-    Content(Option<String>, Option<Finish>),
-    Done,
-}
-
-fn shown(data: &[u8]) -> String {
-    String::from_utf8_lossy(&data[..data.len().min(200)]).into_owned()
-}
-
-/// The JSON of an event or of a whole answer, refused when it is an error object.
-fn parse_json(data: &[u8], what: &str) -> Result<Value, ModelError> {
-    let value: Value = serde_json::from_slice(data)
-        .map_err(|e| ModelError::Malformed(format!("{what} is not JSON ({e}): {}", shown(data))))?;
-    if let Some(error) = value.get("error") {
-        return Err(ModelError::Server(format!("error {what}: {error}")));
-    }
-    Ok(value)
-}
-
-/// `choices[0]`, or none when `choices` is empty.
-fn first_choice<'v>(
-    value: &'v Value,
-    data: &[u8],
-    what: &str,
-) -> Result<Option<&'v Value>, ModelError> {
-    Ok(value
-        .get("choices")
-        .and_then(Value::as_array)
-        .ok_or_else(|| ModelError::Malformed(format!("{what} without choices: {}", shown(data))))?
-        .first())
-}
-
-/// A text field that may be absent or null.
-fn text(value: Option<&Value>, what: &str) -> Result<Option<String>, ModelError> {
-    match value {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(ModelError::Malformed(format!(
-            "{what} is not a string: {other}"
-        ))),
-    }
-}
-
-fn finish_of(choice: &Value) -> Result<Option<Finish>, ModelError> {
-    let Some(reason) = text(choice.get("finish_reason"), "finish_reason")? else {
-        return Ok(None);
-    };
-    match reason.as_str() {
-        "stop" => Ok(Some(Finish::Stop)),
-        "tool_calls" | "function_call" => Ok(Some(Finish::ToolCalls)),
-        "length" => Ok(Some(Finish::Length)),
-        other => Err(ModelError::Server(format!(
-            "the turn ended with finish_reason {other:?}"
-        ))),
-    }
-}
-
-fn parse_event(data: &[u8]) -> Result<Delta, ModelError> {
-    if data == b"[DONE]" {
-        return Ok(Delta::Done);
-    }
-    let value = parse_json(data, "event")?;
-    let Some(choice) = first_choice(&value, data, "event")? else {
-        // Some servers send a last event with usage only and no choices.
-        return Ok(Delta::Content(None, None));
-    };
-    let content = text(
-        choice.get("delta").and_then(|d| d.get("content")),
-        "delta.content",
-    )?;
-    Ok(Delta::Content(content, finish_of(choice)?))
-}
-
-/// A whole `chat.completion`: `choices[0].message.content` and its finish.
-fn parse_completion(data: &[u8]) -> Result<(Option<String>, Option<Finish>), ModelError> {
-    let value = parse_json(data, "answer")?;
-    let choice = first_choice(&value, data, "answer")?
-        .ok_or_else(|| ModelError::Malformed(format!("answer with no choice: {}", shown(data))))?;
-    let content = text(
-        choice.get("message").and_then(|m| m.get("content")),
-        "message.content",
-    )?;
-    Ok((content, finish_of(choice)?))
-}
-
 impl ModelSource for OpenAi {
     fn turn(
         &mut self,
@@ -603,56 +349,5 @@ impl ModelSource for OpenAi {
 
     fn describe(&self) -> String {
         format!("openai:{}", self.config.model)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_token_field_refusal_is_recognised_and_nothing_else() {
-        let openai = r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}"#;
-        assert!(refuses_field(400, openai, "max_tokens"));
-        // Its `param` says which field it refuses, though it names both.
-        assert!(!refuses_field(400, openai, "max_completion_tokens"));
-        let strict =
-            r#"{"detail":"Unrecognized request argument supplied: max_completion_tokens"}"#;
-        assert!(refuses_field(400, strict, "max_completion_tokens"));
-        assert!(!refuses_field(400, strict, "max_tokens"));
-        // Too large is not unsupported; a 500 is not a refusal of the field.
-        let too_large = r#"{"error":{"message":"max_tokens is too large: 100000"}}"#;
-        assert!(!refuses_field(400, too_large, "max_tokens"));
-        assert!(!refuses_field(500, openai, "max_tokens"));
-    }
-
-    #[test]
-    fn the_default_token_field_depends_on_the_host() {
-        for (url, field) in [
-            ("https://api.openai.com/v1", TokenField::MaxCompletionTokens),
-            (
-                "https://API.openai.com:443/v1/",
-                TokenField::MaxCompletionTokens,
-            ),
-            ("http://localhost:8000/v1", TokenField::MaxTokens),
-            (
-                "https://api.openai.com.example.org/v1",
-                TokenField::MaxTokens,
-            ),
-            ("api.openai.com", TokenField::MaxCompletionTokens),
-        ] {
-            assert_eq!(TokenField::default_for(url), field, "{url}");
-        }
-    }
-
-    #[test]
-    fn seconds_are_bounded() {
-        let max = Duration::from_secs(60);
-        assert_eq!(seconds("0.25", false, max), Ok(Duration::from_millis(250)));
-        assert_eq!(seconds("0", true, max), Ok(Duration::ZERO));
-        assert_eq!(seconds(" 60 ", true, max), Ok(max));
-        for bad in ["0", "-1", "61", "nan", "inf", "", "1e400", "2s"] {
-            assert!(seconds(bad, false, max).is_err(), "{bad}");
-        }
     }
 }
