@@ -650,6 +650,17 @@ fn a_server_that_does_not_stream_answers_with_one_json_body() {
     assert_eq!(s.run.files["a.txt"], b"a\n");
     assert_eq!(s.requests[1]["max_tokens"], 16384);
 
+    // A JSON answer is bounded like an event.
+    let huge = completion(&"x".repeat(frontier::agent::openai::MAX_EVENT), "stop");
+    let s = session(vec![Reply::Json(huge)], Setup::default());
+    assert_eq!(s.run.status, EndStatus::ModelError);
+    let error = s.run.of_type("model_error")[0];
+    assert_eq!(error["kind"], "malformed_event");
+    assert!(error["error"]
+        .as_str()
+        .unwrap()
+        .contains("longer than 8388608 bytes"));
+
     // A JSON body that is not a completion is malformed; an error object is a server error.
     for (body, kind) in [
         ("{\"choices\": [", "malformed_event"),
@@ -947,4 +958,24 @@ fn the_cli_reads_the_settings_from_the_environment_and_needs_a_task() {
     );
     let requests = server.join().unwrap();
     assert_eq!(requests[0]["max_completion_tokens"], 4096);
+
+    // Notices go to standard error.
+    let refusal =
+        r#"{"error":{"message":"Unsupported parameter: 'max_tokens'","param":"max_tokens"}}"#;
+    let mut rng = Rng(2);
+    let (base, server) = serve(
+        vec![
+            Reply::Status(400, refusal.into()),
+            stream(sse("", "stop", &mut rng)),
+        ],
+        1,
+    );
+    let out = frontier_run(&base, Some("t"), &[]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("frontier: openai: the server refused `max_tokens` (HTTP 400); retrying with `max_completion_tokens`"),
+        "{stderr}"
+    );
+    assert_eq!(server.join().unwrap().len(), 2);
 }

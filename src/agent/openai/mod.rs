@@ -71,7 +71,7 @@ impl OpenAi {
         // how long an abandoned reader thread can live.
         let agent = ureq::AgentBuilder::new()
             .timeout_connect(Duration::from_secs(30))
-            .timeout_read(config.read_timeout + Duration::from_secs(1))
+            .timeout_read(config.read_timeout.saturating_add(Duration::from_secs(1)))
             .build();
         OpenAi {
             config,
@@ -89,17 +89,18 @@ impl OpenAi {
 
     fn body(&self, request: &Request<'_>) -> String {
         let mut messages = Vec::with_capacity(request.messages.len() + 1);
-        let mut user_first = false;
+        // The first message after the system prompt must be the user's.
+        let mut past_system = false;
         for m in request.messages {
-            if !user_first && m.role != Role::System {
+            if !past_system && m.role != Role::System {
                 if m.role != Role::User {
                     messages.push(json!({"role": "user", "content": DEFAULT_TASK}));
                 }
-                user_first = true;
+                past_system = true;
             }
             messages.push(json!({"role": m.role.name(), "content": m.content}));
         }
-        if !user_first {
+        if !past_system {
             messages.push(json!({"role": "user", "content": DEFAULT_TASK}));
         }
         let mut body = Map::new();
