@@ -5,11 +5,12 @@ mod agent_support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent_support::{replay, run_with, RunResult};
-use frontier::agent::openai::{OpenAi, OpenAiConfig};
+use frontier::agent::openai::{OpenAi, OpenAiConfig, TokenField, DEFAULT_TASK};
 use frontier::agent::replay::Turn;
 use frontier::agent::{EndStatus, Finish, Toolset};
 use serde_json::{json, Value};
@@ -36,6 +37,14 @@ enum Reply {
     },
     /// An error status with a JSON body.
     Status(u16, String),
+    /// A 200 `application/json` answer of these bytes (a server that does not stream).
+    Json(String),
+    /// A 200 event stream of these bytes, in one HTTP chunk, after which the connection stays
+    /// open and silent for this long (on its own thread: the server goes on to the next
+    /// request).
+    Hold(Vec<u8>, Duration),
+    /// Nothing at all (not even a status line) for this long.
+    Silent(Duration),
 }
 
 /// The event stream a server sends for `content`: the content split into deltas of random
@@ -74,7 +83,10 @@ fn serve(replies: Vec<Reply>, seed: u64) -> (String, JoinHandle<Vec<Value>>) {
         let mut rng = Rng(seed);
         let mut requests = Vec::new();
         for reply in replies {
-            let (stream, _) = listener.accept().unwrap();
+            // A client that asks less than expected leaves the rest of the replies unsent.
+            let Some(stream) = accept_within(&listener, Duration::from_secs(10)) else {
+                break;
+            };
             stream
                 .set_read_timeout(Some(Duration::from_secs(10)))
                 .unwrap();
@@ -87,6 +99,37 @@ fn serve(replies: Vec<Reply>, seed: u64) -> (String, JoinHandle<Vec<Value>>) {
                         "HTTP/1.1 {code} Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
                         body.len()
                     );
+                }
+                Reply::Json(body) => {
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                }
+                Reply::Silent(hold) => {
+                    std::thread::spawn(move || {
+                        std::thread::sleep(hold);
+                        drop(stream);
+                    });
+                    continue;
+                }
+                Reply::Hold(body, hold) => {
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    );
+                    if !body.is_empty() {
+                        let _ = write!(stream, "{:x}\r\n", body.len());
+                        let _ = stream.write_all(&body);
+                        let _ = stream.write_all(b"\r\n");
+                    }
+                    let _ = stream.flush();
+                    std::thread::spawn(move || {
+                        std::thread::sleep(hold);
+                        drop(stream);
+                    });
+                    continue;
                 }
                 Reply::Stream { body, drop_after } => {
                     let _ = write!(
@@ -119,6 +162,24 @@ fn serve(replies: Vec<Reply>, seed: u64) -> (String, JoinHandle<Vec<Value>>) {
     (base, handle)
 }
 
+/// The next connection, or none within `wait`.
+fn accept_within(listener: &TcpListener, wait: Duration) -> Option<TcpStream> {
+    listener.set_nonblocking(true).unwrap();
+    let deadline = Instant::now() + wait;
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                stream.set_nonblocking(false).unwrap();
+                return Some(stream);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
 fn read_request(stream: &TcpStream) -> Value {
     let mut reader = BufReader::new(stream);
     let mut length = 0;
@@ -139,13 +200,15 @@ fn read_request(stream: &TcpStream) -> Value {
     serde_json::from_slice(&body).unwrap()
 }
 
+fn config(base: &str) -> OpenAiConfig {
+    let mut config = OpenAiConfig::new(base, "test-model");
+    config.api_key = Some("test-key".into());
+    config.read_timeout = Duration::from_secs(10);
+    config
+}
+
 fn client(base: &str) -> OpenAi {
-    OpenAi::new(OpenAiConfig {
-        base_url: base.to_owned(),
-        api_key: Some("test-key".into()),
-        model: "test-model".into(),
-        read_timeout: Duration::from_secs(10),
-    })
+    OpenAi::new(config(base))
 }
 
 fn run_openai(replies: Vec<Reply>, seed: u64) -> (RunResult, Vec<Value>) {
@@ -483,4 +546,447 @@ fn server_errors_and_refused_connections_are_model_errors() {
     let run = run_with(&mut model, |_| {});
     assert_eq!(run.status, EndStatus::ModelError);
     assert_eq!(run.of_type("model_error")[0]["kind"], "transport_error");
+}
+
+/// Where the event carrying the finish_reason starts in a body made by [`sse`].
+fn finish_event(body: &[u8]) -> usize {
+    let finish = find(body, b"\"finish_reason\":\"", 0);
+    body[..finish]
+        .windows(6)
+        .rposition(|w| w == b"data: ")
+        .unwrap()
+}
+
+/// How a quirk test sets the client up.
+struct Setup {
+    task: Option<&'static str>,
+    read_timeout: Duration,
+    finish_grace: Duration,
+    token_field: Option<TokenField>,
+}
+
+impl Default for Setup {
+    fn default() -> Setup {
+        Setup {
+            task: Some("fix the greeting"),
+            read_timeout: Duration::from_secs(10),
+            finish_grace: Duration::from_secs(10),
+            token_field: None,
+        }
+    }
+}
+
+/// A run against the loopback server: the result, the request bodies, the client's notices
+/// and how long the run took.
+struct Session {
+    run: RunResult,
+    requests: Vec<Value>,
+    notices: Vec<String>,
+    took: Duration,
+}
+
+fn session(replies: Vec<Reply>, setup: Setup) -> Session {
+    let (base, server) = serve(replies, 1);
+    let mut config = config(&base);
+    config.read_timeout = setup.read_timeout;
+    config.finish_grace = setup.finish_grace;
+    if let Some(field) = setup.token_field {
+        config.token_field = field;
+    }
+    let notices = Arc::new(Mutex::new(Vec::new()));
+    let kept = Arc::clone(&notices);
+    let mut model =
+        OpenAi::new(config).with_notices(move |n| kept.lock().unwrap().push(n.to_owned()));
+    let started = Instant::now();
+    let run = run_with(&mut model, |c| c.task = setup.task.map(str::to_owned));
+    let took = started.elapsed();
+    let requests = server.join().unwrap();
+    let notices = notices.lock().unwrap().clone();
+    Session {
+        run,
+        requests,
+        notices,
+        took,
+    }
+}
+
+fn stream(body: Vec<u8>) -> Reply {
+    Reply::Stream {
+        body,
+        drop_after: None,
+    }
+}
+
+/// A whole `chat.completion`, as a server that ignores `stream: true` sends it.
+fn completion(content: &str, finish: &str) -> String {
+    json!({"id": "x", "object": "chat.completion", "choices": [{"index": 0,
+        "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+    .to_string()
+}
+
+#[test]
+fn a_server_that_does_not_stream_answers_with_one_json_body() {
+    let mut rng = Rng(3);
+    let content = call("c1", "write_file", &[("path", "a.txt"), ("content", "a\n")]);
+    let s = session(
+        vec![
+            Reply::Json(completion(&content, "tool_calls")),
+            // The same server may stream the next turn; both work.
+            stream(sse("", "stop", &mut rng)),
+        ],
+        Setup::default(),
+    );
+    assert_eq!(s.run.status, EndStatus::Done, "{}", s.run.transcript);
+    assert_eq!(s.run.ids("tool_result"), ["c1"]);
+    assert_eq!(s.run.files["a.txt"], b"a\n");
+    let assistant = s.run.of_type("assistant");
+    assert_eq!(assistant[0]["finish"], "tool_calls");
+    assert_eq!(assistant[0]["output"], content.as_str());
+
+    // A `length` finish in a JSON body escalates like a streamed one; a null content is an
+    // empty turn.
+    let s = session(
+        vec![
+            Reply::Json(completion(&content[..10], "length")),
+            Reply::Json(completion(&content[10..], "stop")),
+            Reply::Json(
+                json!({"choices": [{"message": {"content": null}, "finish_reason": "stop"}]})
+                    .to_string(),
+            ),
+        ],
+        Setup::default(),
+    );
+    assert_eq!(s.run.status, EndStatus::Done, "{}", s.run.transcript);
+    assert_eq!(s.run.files["a.txt"], b"a\n");
+    assert_eq!(s.requests[1]["max_tokens"], 16384);
+
+    // A JSON answer is bounded like an event.
+    let huge = completion(&"x".repeat(frontier::agent::openai::MAX_EVENT), "stop");
+    let s = session(vec![Reply::Json(huge)], Setup::default());
+    assert_eq!(s.run.status, EndStatus::ModelError);
+    let error = s.run.of_type("model_error")[0];
+    assert_eq!(error["kind"], "malformed_event");
+    assert!(error["error"]
+        .as_str()
+        .unwrap()
+        .contains("longer than 8388608 bytes"));
+
+    // A JSON body that is not a completion is malformed; an error object is a server error.
+    for (body, kind) in [
+        ("{\"choices\": [", "malformed_event"),
+        ("{\"choices\": []}", "malformed_event"),
+        (
+            "{\"choices\": [{\"message\": {\"content\": 5}}]}",
+            "malformed_event",
+        ),
+        ("{\"error\": {\"message\": \"overloaded\"}}", "server_error"),
+    ] {
+        let s = session(vec![Reply::Json(body.into())], Setup::default());
+        assert_eq!(s.run.status, EndStatus::ModelError, "{body}");
+        assert_eq!(s.run.of_type("model_error")[0]["kind"], kind, "{body}");
+    }
+}
+
+#[test]
+fn cr_only_line_ends_frame_the_events() {
+    let write = call("c1", "write_file", &[("path", "a.txt"), ("content", "a\n")]);
+    for seed in 1..=4u64 {
+        let mut rng = Rng(seed);
+        let body = |content: &str, finish: &str, rng: &mut Rng| {
+            // JSON escapes every newline of the content, so only the framing changes.
+            let lf = sse(content, finish, rng);
+            String::from_utf8(lf)
+                .unwrap()
+                .replace('\n', "\r")
+                .into_bytes()
+        };
+        let replies = vec![
+            stream(body(&write, "tool_calls", &mut rng)),
+            stream(body("", "stop", &mut rng)),
+        ];
+        let (run, _) = run_openai(replies, seed);
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        assert_eq!(run.files["a.txt"], b"a\n");
+    }
+}
+
+#[test]
+fn garbage_after_the_finish_is_reported_and_the_turn_stands() {
+    let write = call("c1", "write_file", &[("path", "a.txt"), ("content", "a\n")]);
+    for garbage in [
+        &b"data: {\"choices\": [ oops\n\n"[..],
+        b"data: <html>502 Bad Gateway</html>\n\n",
+        b"data: {\"error\": {\"message\": \"late\"}}\n\n",
+        b"data: {\"choices\":[{\"delta\":{\"content\":\"more\"}}]}\n\n",
+    ] {
+        let mut rng = Rng(8);
+        let mut body = sse(&write, "tool_calls", &mut rng);
+        let done = find(&body, b"data: [DONE]", 0);
+        body.splice(done..done, garbage.iter().copied());
+        let s = session(
+            vec![stream(body), stream(sse("", "stop", &mut rng))],
+            Setup::default(),
+        );
+        let shown = String::from_utf8_lossy(garbage);
+        assert_eq!(
+            s.run.status,
+            EndStatus::Done,
+            "{shown}: {}",
+            s.run.transcript
+        );
+        assert_eq!(s.run.ids("tool_result"), ["c1"], "{shown}");
+        assert_eq!(s.run.of_type("assistant")[0]["finish"], "tool_calls");
+        assert_eq!(s.notices.len(), 1, "{shown}: {:?}", s.notices);
+        assert!(
+            s.notices[0].starts_with("after the finish_reason (tool_calls), ignored:"),
+            "{:?}",
+            s.notices
+        );
+    }
+    // Before the finish, the same garbage still fails the turn.
+    let mut rng = Rng(8);
+    let mut body = sse(&write, "tool_calls", &mut rng);
+    let at = finish_event(&body);
+    body.splice(at..at, b"data: oops\n\n".iter().copied());
+    let s = session(vec![stream(body)], Setup::default());
+    assert_eq!(s.run.status, EndStatus::ModelError);
+    assert_eq!(s.run.of_type("model_error")[0]["kind"], "malformed_event");
+}
+
+#[test]
+fn a_finish_without_done_or_close_ends_the_turn_after_the_grace() {
+    let write = call("c1", "write_file", &[("path", "a.txt"), ("content", "a\n")]);
+    let mut rng = Rng(5);
+    let mut body = sse(&write, "tool_calls", &mut rng);
+    let done = find(&body, b"data: [DONE]", 0);
+    body.truncate(done);
+    // The server keeps the connection open for 20 s; the grace is 200 ms.
+    let s = session(
+        vec![
+            Reply::Hold(body, Duration::from_secs(20)),
+            stream(sse("", "stop", &mut rng)),
+        ],
+        Setup {
+            finish_grace: Duration::from_millis(200),
+            ..Setup::default()
+        },
+    );
+    assert_eq!(s.run.status, EndStatus::Done, "{}", s.run.transcript);
+    assert_eq!(s.run.ids("tool_result"), ["c1"]);
+    assert!(s.took < Duration::from_secs(5), "took {:?}", s.took);
+    assert_eq!(s.notices.len(), 1, "{:?}", s.notices);
+    assert!(
+        s.notices[0].contains("OPENAI_FINISH_GRACE"),
+        "{:?}",
+        s.notices
+    );
+}
+
+#[test]
+fn the_read_timeout_is_configurable_and_fires() {
+    let write = call("c1", "write_file", &[("path", "a.txt"), ("content", "a\n")]);
+    let second = call("c2", "write_file", &[("path", "b.txt"), ("content", "b\n")]);
+    let mut rng = Rng(6);
+    let mut body = sse(&(write + &second[..12]), "tool_calls", &mut rng);
+    // Silent after the first call and part of the second, before the finish_reason: the read
+    // timeout (300 ms) fails the turn; what was complete has run.
+    body.truncate(finish_event(&body));
+    let setup = || Setup {
+        read_timeout: Duration::from_millis(300),
+        ..Setup::default()
+    };
+    let s = session(vec![Reply::Hold(body, Duration::from_secs(20))], setup());
+    assert_eq!(s.run.status, EndStatus::ModelError, "{}", s.run.transcript);
+    let error = s.run.of_type("model_error")[0];
+    assert_eq!(error["kind"], "disconnected");
+    assert!(
+        error["error"].as_str().unwrap().contains("read timeout"),
+        "{error}"
+    );
+    assert_eq!(s.run.ids("tool_result"), ["c1"]);
+    assert!(s.took < Duration::from_secs(5), "took {:?}", s.took);
+
+    // A server that never answers at all.
+    let s = session(vec![Reply::Silent(Duration::from_secs(20))], setup());
+    assert_eq!(s.run.status, EndStatus::ModelError);
+    let error = s.run.of_type("model_error")[0];
+    assert_eq!(error["kind"], "disconnected");
+    assert!(
+        error["error"]
+            .as_str()
+            .unwrap()
+            .contains("no answer within"),
+        "{error}"
+    );
+    assert!(s.took < Duration::from_secs(5), "took {:?}", s.took);
+}
+
+#[test]
+fn a_user_message_is_always_sent() {
+    let mut rng = Rng(9);
+    let s = session(
+        vec![
+            stream(sse(
+                &call("c1", "list_dir", &[("path", ".")]),
+                "tool_calls",
+                &mut rng,
+            )),
+            stream(sse("", "stop", &mut rng)),
+        ],
+        Setup {
+            task: None,
+            ..Setup::default()
+        },
+    );
+    assert_eq!(s.run.status, EndStatus::Done, "{}", s.run.transcript);
+    for r in &s.requests {
+        let messages = r["messages"].as_array().unwrap();
+        assert_eq!(messages[0]["role"], "system");
+        assert_eq!(messages[1]["role"], "user");
+        assert_eq!(messages[1]["content"], DEFAULT_TASK);
+    }
+    // The second request: system, the default task, the model's turn, the results.
+    let roles: Vec<_> = s.requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+}
+
+#[test]
+fn the_token_field_is_configurable_and_a_refusal_switches_it_once() {
+    let mut rng = Rng(10);
+    let list = || call("c1", "list_dir", &[("path", ".")]);
+    let s = session(
+        vec![stream(sse("", "stop", &mut rng))],
+        Setup {
+            token_field: Some(TokenField::MaxCompletionTokens),
+            ..Setup::default()
+        },
+    );
+    assert_eq!(s.requests[0]["max_completion_tokens"], 4096);
+    assert!(s.requests[0].get("max_tokens").is_none());
+
+    let refusal = r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}"#;
+    let s = session(
+        vec![
+            Reply::Status(400, refusal.into()),
+            stream(sse(&list(), "tool_calls", &mut rng)),
+            stream(sse("", "stop", &mut rng)),
+        ],
+        Setup::default(),
+    );
+    assert_eq!(s.run.status, EndStatus::Done, "{}", s.run.transcript);
+    assert_eq!(s.requests.len(), 3);
+    assert_eq!(s.requests[0]["max_tokens"], 4096);
+    for r in &s.requests[1..] {
+        assert_eq!(r["max_completion_tokens"], 4096);
+        assert!(r.get("max_tokens").is_none());
+    }
+    assert_eq!(s.notices.len(), 1, "{:?}", s.notices);
+    assert!(s.notices[0].contains("retrying with `max_completion_tokens`"));
+    // One retry, not a second turn: the transcript shows a single turn before `done`.
+    assert_eq!(s.run.of_type("assistant").len(), 2);
+
+    // The other field refused too: no second switch, the refusal is the turn's error.
+    let back =
+        r#"{"error":{"message":"Unrecognized request argument supplied: max_completion_tokens"}}"#;
+    let s = session(
+        vec![
+            Reply::Status(400, refusal.into()),
+            Reply::Status(400, back.into()),
+        ],
+        Setup::default(),
+    );
+    assert_eq!(s.run.status, EndStatus::ModelError);
+    assert_eq!(s.run.of_type("model_error")[0]["kind"], "server_error");
+    assert_eq!(s.requests.len(), 2);
+}
+
+/// `frontier run --model openai` against `base` with `env` set, in a fresh workspace.
+fn frontier_run(base: &str, task: Option<&str>, env: &[(&str, &str)]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_frontier"));
+    command
+        .args(["run", "--model", "openai", "--root"])
+        .arg(dir.path())
+        .env("OPENAI_BASE_URL", base)
+        .env("OPENAI_MODEL", "test-model")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_READ_TIMEOUT")
+        .env_remove("OPENAI_FINISH_GRACE")
+        .env_remove("OPENAI_TOKEN_FIELD");
+    if let Some(task) = task {
+        command.args(["--task", task]);
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn the_cli_reads_the_settings_from_the_environment_and_needs_a_task() {
+    // Bad values are usage errors naming the variable; nothing is asked of the server.
+    for (name, value) in [
+        ("OPENAI_READ_TIMEOUT", "0"),
+        ("OPENAI_READ_TIMEOUT", "5m"),
+        ("OPENAI_FINISH_GRACE", "61"),
+        ("OPENAI_TOKEN_FIELD", "max_new_tokens"),
+    ] {
+        let out = frontier_run("http://127.0.0.1:9/v1", Some("t"), &[(name, value)]);
+        assert_eq!(out.status.code(), Some(2), "{name}={value}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(name), "{name}={value}: {stderr}");
+    }
+    for task in [None, Some(""), Some("  ")] {
+        let out = frontier_run("http://127.0.0.1:9/v1", task, &[]);
+        assert_eq!(out.status.code(), Some(2), "{task:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("needs --task"));
+    }
+
+    // OPENAI_READ_TIMEOUT reaches the client: a server silent after its head fails the run
+    // in about 0.3 s; OPENAI_TOKEN_FIELD reaches the request.
+    let (base, server) = serve(vec![Reply::Hold(Vec::new(), Duration::from_secs(20))], 1);
+    let started = Instant::now();
+    let out = frontier_run(
+        &base,
+        Some("t"),
+        &[
+            ("OPENAI_READ_TIMEOUT", "0.3"),
+            ("OPENAI_TOKEN_FIELD", "max_completion_tokens"),
+        ],
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(out.status.code(), Some(1));
+    let transcript = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        transcript.contains("no bytes within the read timeout (300ms"),
+        "{transcript}"
+    );
+    let requests = server.join().unwrap();
+    assert_eq!(requests[0]["max_completion_tokens"], 4096);
+
+    // Notices go to standard error.
+    let refusal =
+        r#"{"error":{"message":"Unsupported parameter: 'max_tokens'","param":"max_tokens"}}"#;
+    let mut rng = Rng(2);
+    let (base, server) = serve(
+        vec![
+            Reply::Status(400, refusal.into()),
+            stream(sse("", "stop", &mut rng)),
+        ],
+        1,
+    );
+    let out = frontier_run(&base, Some("t"), &[]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("frontier: openai: the server refused `max_tokens` (HTTP 400); retrying with `max_completion_tokens`"),
+        "{stderr}"
+    );
+    assert_eq!(server.join().unwrap().len(), 2);
 }

@@ -10,7 +10,7 @@
 //! |---|---|
 //! | [`model`] | the one interface both model sources implement |
 //! | [`replay`] | recorded turns (`--model replay:FILE`) |
-//! | [`openai`], [`sse`] | streaming chat completions over server-sent events (`--model openai`) |
+//! | [`openai`], [`sse`], [`http`] | streaming chat completions over server-sent events (`--model openai`) |
 //! | [`runner`] | the loop, the streamed concurrency partitioning |
 //! | [`recovery`] | the recovery state machine: named transitions, one lock or counter per path |
 //! | [`policy`] | judging a call: toolsets by trust boundary, schemas, paths, the guard |
@@ -48,6 +48,7 @@
 //! ```
 
 pub mod guard;
+pub mod http;
 pub mod model;
 pub mod openai;
 pub mod patch;

@@ -24,7 +24,8 @@ pub struct Args {
     /// The workspace: every path is confined to it, every command runs in it.
     #[arg(long)]
     root: String,
-    /// The user's request, the conversation's first user message.
+    /// The user's request, the conversation's first user message (required with
+    /// `--model openai`).
     #[arg(long)]
     task: Option<String>,
     /// Where to write the transcript (JSON lines), appended to the file if it exists; default
@@ -76,7 +77,11 @@ pub fn run(args: Args) -> Result<i32, String> {
         let turns = replay::parse(&text).map_err(|e| format!("{file}: {e}"))?;
         Box::new(Replay::new(file, turns, args.chunk))
     } else if args.model == "openai" {
-        Box::new(OpenAi::new(OpenAiConfig::from_env()?))
+        let config = OpenAiConfig::from_env()?;
+        if args.task.as_deref().is_none_or(|t| t.trim().is_empty()) {
+            return Err("--model openai needs --task: the request for the model".into());
+        }
+        Box::new(OpenAi::new(config))
     } else {
         return Err(format!(
             "--model {:?}: expected replay:FILE or openai",

@@ -1,0 +1,150 @@
+//! The JSON the chat completions API answers with: stream events, whole completions, and the
+//! error body that refuses a request field. Each function maps a shape it does not expect to
+//! the [`ModelError`] the loop acts on.
+
+use serde_json::Value;
+
+use crate::agent::model::{Finish, ModelError};
+
+/// Whether an error status refuses the request field `field` as unsupported: a 400 or 422
+/// whose body names the field (its `error.param` when it has one, else as a word anywhere)
+/// and says it is unsupported, unknown or not allowed.
+pub(super) fn refuses_field(code: u16, body: &str, field: &str) -> bool {
+    if code != 400 && code != 422 {
+        return false;
+    }
+    let lower = body.to_ascii_lowercase();
+    let param = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| v.pointer("/error/param")?.as_str().map(str::to_owned));
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let names_it = match param {
+        Some(param) => param == field,
+        None => lower.match_indices(field).any(|(at, _)| {
+            let before = lower.as_bytes().get(at.wrapping_sub(1)).copied();
+            let after = lower.as_bytes().get(at + field.len()).copied();
+            !before.is_some_and(word) && !after.is_some_and(word)
+        }),
+    };
+    names_it
+        && [
+            "unsupported",
+            "not supported",
+            "unrecognized",
+            "unknown",
+            "extra",
+            "not permitted",
+            "not allowed",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+/// What one stream event said.
+pub(super) enum Delta {
+    Content(Option<String>, Option<Finish>),
+    Done,
+}
+
+fn shown(data: &[u8]) -> String {
+    String::from_utf8_lossy(&data[..data.len().min(200)]).into_owned()
+}
+
+/// The JSON of an event or of a whole answer, refused when it is an error object.
+fn parse_json(data: &[u8], what: &str) -> Result<Value, ModelError> {
+    let value: Value = serde_json::from_slice(data)
+        .map_err(|e| ModelError::Malformed(format!("{what} is not JSON ({e}): {}", shown(data))))?;
+    if let Some(error) = value.get("error") {
+        return Err(ModelError::Server(format!("error {what}: {error}")));
+    }
+    Ok(value)
+}
+
+/// `choices[0]`, or none when `choices` is empty.
+fn first_choice<'v>(
+    value: &'v Value,
+    data: &[u8],
+    what: &str,
+) -> Result<Option<&'v Value>, ModelError> {
+    Ok(value
+        .get("choices")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ModelError::Malformed(format!("{what} without choices: {}", shown(data))))?
+        .first())
+}
+
+/// A text field that may be absent or null.
+fn text(value: Option<&Value>, what: &str) -> Result<Option<String>, ModelError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(ModelError::Malformed(format!(
+            "{what} is not a string: {other}"
+        ))),
+    }
+}
+
+fn finish_of(choice: &Value) -> Result<Option<Finish>, ModelError> {
+    let Some(reason) = text(choice.get("finish_reason"), "finish_reason")? else {
+        return Ok(None);
+    };
+    match reason.as_str() {
+        "stop" => Ok(Some(Finish::Stop)),
+        "tool_calls" | "function_call" => Ok(Some(Finish::ToolCalls)),
+        "length" => Ok(Some(Finish::Length)),
+        other => Err(ModelError::Server(format!(
+            "the turn ended with finish_reason {other:?}"
+        ))),
+    }
+}
+
+pub(super) fn parse_event(data: &[u8]) -> Result<Delta, ModelError> {
+    if data == b"[DONE]" {
+        return Ok(Delta::Done);
+    }
+    let value = parse_json(data, "event")?;
+    let Some(choice) = first_choice(&value, data, "event")? else {
+        // Some servers send a last event with usage only and no choices.
+        return Ok(Delta::Content(None, None));
+    };
+    let content = text(
+        choice.get("delta").and_then(|d| d.get("content")),
+        "delta.content",
+    )?;
+    Ok(Delta::Content(content, finish_of(choice)?))
+}
+
+/// A whole `chat.completion`: `choices[0].message.content` and its finish.
+pub(super) fn parse_completion(
+    data: &[u8],
+) -> Result<(Option<String>, Option<Finish>), ModelError> {
+    let value = parse_json(data, "answer")?;
+    let choice = first_choice(&value, data, "answer")?
+        .ok_or_else(|| ModelError::Malformed(format!("answer with no choice: {}", shown(data))))?;
+    let content = text(
+        choice.get("message").and_then(|m| m.get("content")),
+        "message.content",
+    )?;
+    Ok((content, finish_of(choice)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_field_refusal_is_recognised_and_nothing_else() {
+        let openai = r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}"#;
+        assert!(refuses_field(400, openai, "max_tokens"));
+        // Its `param` says which field it refuses, though it names both.
+        assert!(!refuses_field(400, openai, "max_completion_tokens"));
+        let strict =
+            r#"{"detail":"Unrecognized request argument supplied: max_completion_tokens"}"#;
+        assert!(refuses_field(400, strict, "max_completion_tokens"));
+        assert!(!refuses_field(400, strict, "max_tokens"));
+        // Too large is not unsupported; a 500 is not a refusal of the field.
+        let too_large = r#"{"error":{"message":"max_tokens is too large: 100000"}}"#;
+        assert!(!refuses_field(400, too_large, "max_tokens"));
+        assert!(!refuses_field(500, openai, "max_tokens"));
+    }
+}
