@@ -84,9 +84,9 @@ pub fn run(args: Args) -> Result<i32, String> {
     }
     match outcome.verdict {
         Verdict::Complete => Ok(0),
-        Verdict::Incomplete => {
+        Verdict::Incomplete(unclosed) => {
             eprintln!(
-                "frontier: {}: stream cut off after {} bytes{}",
+                "frontier: {}: stream cut off after {} bytes{}: {unclosed}",
                 args.file,
                 outcome.consumed,
                 match assembler.in_progress() {

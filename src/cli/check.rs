@@ -95,7 +95,7 @@ impl WithParser for CheckFile<'_> {
 pub fn erase_kind<K: ErrorKind>(outcome: Outcome<K>) -> Outcome<&'static str> {
     let verdict = match outcome.verdict {
         Verdict::Complete => Verdict::Complete,
-        Verdict::Incomplete => Verdict::Incomplete,
+        Verdict::Incomplete(unclosed) => Verdict::Incomplete(unclosed),
         Verdict::Error(e) => Verdict::Error(frontier::ParseError {
             offset: e.offset,
             byte: e.byte,
@@ -151,8 +151,12 @@ pub fn run(args: Args) -> Result<i32, String> {
                     units.join(", ")
                 ),
                 None => println!(
-                    "{path}: {} after {} bytes, {} confirmed; {}",
+                    "{path}: {}{} after {} bytes, {} confirmed; {}",
                     outcome.verdict.as_str(),
+                    match outcome.verdict.unclosed() {
+                        Some(unclosed) => format!(": {unclosed};"),
+                        None => String::new(),
+                    },
                     outcome.consumed,
                     outcome.confirmed,
                     units.join(", ")

@@ -2,11 +2,12 @@
 //!
 //! Adjacent data events are merged before printing, so the output is the same for every
 //! chunking. The last line is `{"event":"end","verdict":...,"consumed":...,"confirmed":...,
-//! "error":...}`.
+//! "error":...}`, with `"unclosed":{"construct":...,"began_at":...}` before `error` when the
+//! verdict is incomplete.
 
 use std::io::{BufWriter, Write};
 
-use frontier::contract::{PushParser, Verdict};
+use frontier::contract::{Owed, PushParser, Unclosed, Verdict};
 use frontier::event::{Record, Recorder};
 
 use super::check::{erase_kind, ErrorReport};
@@ -32,7 +33,39 @@ struct EndRecord {
     verdict: &'static str,
     consumed: u64,
     confirmed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unclosed: Option<UnclosedReport>,
     error: Option<ErrorReport>,
+}
+
+/// What an incomplete stream left open, as the `end` record prints it.
+#[derive(serde::Serialize)]
+struct UnclosedReport {
+    construct: &'static str,
+    began_at: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owed: Option<OwedReport>,
+}
+
+/// What a length-prefixed construct still needs: `{"bytes":N}` or `{"old":N,"new":M}`.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum OwedReport {
+    Bytes { bytes: u64 },
+    Lines { old: u64, new: u64 },
+}
+
+impl UnclosedReport {
+    fn of(unclosed: &Unclosed) -> UnclosedReport {
+        UnclosedReport {
+            construct: unclosed.construct,
+            began_at: unclosed.began_at,
+            owed: unclosed.owed.map(|owed| match owed {
+                Owed::Bytes(bytes) => OwedReport::Bytes { bytes },
+                Owed::Lines { old, new } => OwedReport::Lines { old, new },
+            }),
+        }
+    }
 }
 
 struct Events<'a> {
@@ -85,6 +118,7 @@ impl WithParser for Events<'_> {
             verdict: outcome.verdict.as_str(),
             consumed: outcome.consumed,
             confirmed: outcome.confirmed,
+            unclosed: outcome.verdict.unclosed().map(UnclosedReport::of),
             error: outcome.verdict.error().map(|e| ErrorReport {
                 offset: e.offset,
                 byte: e.byte,

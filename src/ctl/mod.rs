@@ -41,7 +41,7 @@ mod parser;
 mod token;
 
 pub use assemble::{CallAssembler, ToolCall};
-pub use machine::{CtlMachine, Step};
+pub use machine::{Construct, CtlMachine, Step};
 pub use parser::{CtlEvent, CtlParser};
 pub use token::Token;
 

@@ -8,10 +8,10 @@
 //! sends, goes straight through [`CtlMachine::step`].
 
 use crate::byteset::ByteSet;
-use crate::contract::{Outcome, ParseError, PushParser, Verdict};
+use crate::contract::{Outcome, Owed, ParseError, PushParser, Unclosed, Verdict};
 use crate::event::{Event, Value};
 
-use super::machine::{CtlMachine, Step};
+use super::machine::{Construct, CtlMachine, Step};
 use super::{CtlErrorKind, Limits, Token};
 
 /// A confirmed piece of a CTL stream.
@@ -82,6 +82,10 @@ pub struct CtlParser {
     machine: CtlMachine,
     /// The part of the current header line that arrived in earlier chunks.
     line: Vec<u8>,
+    /// Where the current call's `call` line began (for an incomplete verdict).
+    frame_at: u64,
+    /// Where the current argument's body began.
+    body_at: u64,
 }
 
 impl CtlParser {
@@ -90,6 +94,8 @@ impl CtlParser {
         CtlParser {
             machine: CtlMachine::new(limits),
             line: Vec::new(),
+            frame_at: 0,
+            body_at: 0,
         }
     }
 
@@ -140,8 +146,39 @@ impl CtlParser {
             .position(|&b| b == b' ')
             .map_or(0, |i| keyword + i);
         emit_line(whole, step, separator, on_event);
+        self.opened(step, whole.len());
         line.clear();
         self.line = line;
+    }
+
+    /// Records where what a header line of `len` bytes, just taken, opens begins: a call's
+    /// frame at its `call` line, an argument's body after its `arg` line.
+    #[inline]
+    fn opened(&mut self, step: Step, len: usize) {
+        let end = self.machine.consumed();
+        match step {
+            Step::CallLine => self.frame_at = end - len as u64,
+            Step::ArgLine { len: body } if body > 0 => self.body_at = end,
+            _ => {}
+        }
+    }
+
+    /// What a stream ending here leaves open; `None` when it is a sentence or an error.
+    fn unclosed(&self) -> Option<Unclosed> {
+        let construct = self.machine.open_construct()?;
+        let name = construct.as_str();
+        Some(match construct {
+            Construct::Frame => Unclosed::at(name, self.frame_at),
+            Construct::ArgBody => Unclosed {
+                construct: name,
+                began_at: self.body_at,
+                owed: Some(Owed::Bytes(self.machine.body_remaining())),
+            },
+            // A header line: it began where the pending bytes begin.
+            Construct::CallLine | Construct::ArgLine | Construct::EndLine => {
+                Unclosed::at(name, self.confirmed())
+            }
+        })
     }
 }
 
@@ -215,6 +252,7 @@ impl PushParser for CtlParser {
             // A line that starts here: whole at once when it is all here.
             if let Some((len, step, separator)) = self.machine.take_line(rest) {
                 emit_line(&rest[..len], step, separator, on_event);
+                self.opened(step, len);
                 at += len;
                 continue;
             }
@@ -234,7 +272,7 @@ impl PushParser for CtlParser {
     where
         F: for<'e> FnMut(CtlEvent<'e>),
     {
-        let verdict = Verdict::at_end(self.machine.error(), self.machine.accepting());
+        let verdict = Verdict::at_end(self.machine.error(), self.unclosed());
         Outcome {
             verdict,
             consumed: self.consumed(),
