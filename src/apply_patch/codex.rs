@@ -130,7 +130,10 @@ impl CodexParser {
         if self.machine.accepting() || self.machine.error().is_some() {
             return None;
         }
+        let line_started = self.line_at < self.machine.consumed();
         let (construct, began_at) = match self.machine.open_line() {
+            // Whitespace before the first marker: a line of it is begun as a marker line.
+            Some(Construct::Patch) if line_started => (Construct::Marker, self.line_at),
             Some(Construct::Patch) => (Construct::Patch, 0),
             Some(line) => (line, self.line_at),
             None => self.frame.open(),

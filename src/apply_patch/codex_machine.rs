@@ -366,6 +366,11 @@ impl CodexMachine {
             return Some(Construct::HeredocEnd);
         }
         Some(match self.line {
+            // A character begun at the line start: the line has begun, as what it may be.
+            Line::Start if !self.utf8.at_boundary() => match self.ctx {
+                Ctx::First | Ctx::Header | Ctx::Add => Construct::Marker,
+                _ => Construct::Line,
+            },
             Line::Start => return None,
             Line::Dead if self.close != Close::Off => Construct::Marker,
             Line::Dead => Construct::Patch,
