@@ -250,3 +250,62 @@ fn every_construct_named_is_documented() {
         assert!(udiff.iter().any(|d| d == name), "udiff: {name}");
     }
 }
+
+/// Runs the binary on `stdin`; returns the exit status, stdout and stderr.
+fn frontier(args: &[&str], stdin: &[u8]) -> (i32, String, String) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn the_cli_says_what_was_left_open() {
+    let cut = b"call c1 x\narg p 5\nab";
+    let (code, out, _) = frontier(&["check", "--lang", "ctl", "-"], cut);
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "-: incomplete: unclosed arg_body begun at byte 18 (3 bytes owed); \
+         after 20 bytes, 20 confirmed; 0 calls\n"
+    );
+    let (_, out, _) = frontier(&["events", "--lang", "ctl", "-"], cut);
+    assert_eq!(
+        out.lines().last(),
+        Some(
+            r#"{"event":"end","verdict":"incomplete","consumed":20,"confirmed":20,"unclosed":{"construct":"arg_body","began_at":18,"owed":{"bytes":3}},"error":null}"#
+        )
+    );
+    let (code, _, err) = frontier(&["calls", "-"], cut);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        "frontier: -: stream cut off after 20 bytes inside call c1 (x), not executed: \
+         unclosed arg_body begun at byte 18 (3 bytes owed)\n"
+    );
+    let hunk = b"--- a/f\n+++ b/f\n@@ -1,2 +1 @@\n a\n";
+    let (_, out, _) = frontier(&["events", "--lang", "udiff", "--mode", "strict", "-"], hunk);
+    assert!(
+        out.lines().last().unwrap().contains(
+            r#""unclosed":{"construct":"hunk","began_at":16,"owed":{"old":1,"new":0}}"#
+        ),
+        "{out}"
+    );
+    // A complete stream's `end` has no `unclosed`, and `check --json` never has one.
+    let (_, out, _) = frontier(&["events", "--lang", "ctl", "-"], b"call c1 x\nend\n");
+    assert!(!out.contains("unclosed"), "{out}");
+    let (_, out, _) = frontier(&["check", "--json", "--lang", "ctl", "-"], cut);
+    assert!(!out.contains("unclosed"), "{out}");
+}
