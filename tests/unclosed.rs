@@ -70,22 +70,37 @@ const PATCH_TABLE: &[(&str, &str)] = &[
     ("|*** Begin Patch\n", "patch"),
     ("*** Begin Patch\n|*** Add File: a", "add_file"),
     ("*** Begin Patch\n|*** Add File: a\n+x\n", "add_file"),
-    ("*** Begin Patch\n*** Add File: a\n+x\n|*** Add File: b\n", "add_file"),
+    (
+        "*** Begin Patch\n*** Add File: a\n+x\n|*** Add File: b\n",
+        "add_file",
+    ),
     ("*** Begin Patch\n*** Add File: a\n|+x", "line"),
     ("*** Begin Patch\n*** Add File: a\n+x\n|+", "line"),
     ("*** Begin Patch\n|*** Delete File: a", "delete_file"),
     ("|*** Begin Patch\n*** Delete File: a\n", "patch"),
     ("*** Begin Patch\n|*** Update File: a\n", "update_file"),
-    ("*** Begin Patch\n*** Update File: a\n|*** Move to: b", "move_to"),
+    (
+        "*** Begin Patch\n*** Update File: a\n|*** Move to: b",
+        "move_to",
+    ),
     ("*** Begin Patch\n*** Update File: a\n|@@ x", "chunk"),
     ("*** Begin Patch\n*** Update File: a\n|@@ x\n", "chunk"),
     ("*** Begin Patch\n*** Update File: a\n|@@\n", "chunk"),
-    ("*** Begin Patch\n*** Update File: a\n@@ x\n y\n|@@ z\n-w\n", "chunk"),
+    (
+        "*** Begin Patch\n*** Update File: a\n@@ x\n y\n|@@ z\n-w\n",
+        "chunk",
+    ),
     ("*** Begin Patch\n*** Update File: a\n|-y\n", "chunk"),
     ("*** Begin Patch\n*** Update File: a\n@@ x\n|-y", "line"),
     ("*** Begin Patch\n*** Update File: a\n|@@", "marker"),
-    ("*** Begin Patch\n|*** Update File: a\n@@ x\n-y\n*** End of File\n", "update_file"),
-    ("*** Begin Patch\n*** Update File: a\n@@ x\n-y\n|*** End P", "marker"),
+    (
+        "*** Begin Patch\n|*** Update File: a\n@@ x\n-y\n*** End of File\n",
+        "update_file",
+    ),
+    (
+        "*** Begin Patch\n*** Update File: a\n@@ x\n-y\n|*** End P",
+        "marker",
+    ),
     ("*** Begin Patch\n*** Add File: a\n+x\n|*** ", "marker"),
 ];
 
@@ -115,7 +130,10 @@ fn apply_patch_codex_names_the_open_unit_or_line() {
         ("\n|  *** Beg", "marker"),
         ("|<<EO", "marker"),
         ("*** Begin Patch\n|*** Environment ID: e", "environment"),
-        ("*** Begin Patch\n*** Update File: a\n|@@ x\n -y\r\n", "chunk"),
+        (
+            "*** Begin Patch\n*** Update File: a\n|@@ x\n -y\r\n",
+            "chunk",
+        ),
         // The indented closing line is held (it may be a context line): the line after it
         // began past the frontier.
         (
@@ -150,27 +168,67 @@ fn udiff_names_the_open_header_hunk_line_or_block() {
             None,
         ),
         (&strict, "|--- a/f\n+++ b/f\n", "file_patch", None),
-        (&git, "|diff --git a/f b/f\n--- a/f\n+++ b/f\n", "file_patch", None),
+        (
+            &git,
+            "|diff --git a/f b/f\n--- a/f\n+++ b/f\n",
+            "file_patch",
+            None,
+        ),
         (
             &git,
             "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n|diff --git a/g b/g\n--- a/g\n+++ b/g\n",
             "file_patch",
             None,
         ),
-        (&git, "|diff --git a/f b/f\nGIT binary patch\n", "file_patch", None),
-        (&strict, "--- a/f\n+++ b/f\n|@@ -1,3 +1", "hunk_header", None),
-        (&recount, "--- a/f\n+++ b/f\n|@@ -1,3 +1", "hunk_header", None),
-        (&git, "junk\n--- a/f\n+++ b/f\n|@@ -1 +1 @@\n", "hunk", lines(1, 1)),
-        (&strict, "--- a/f\n+++ b/f\n|@@ -1,3 +1,3 @@\n a\n-b\n", "hunk", lines(1, 2)),
+        (
+            &git,
+            "|diff --git a/f b/f\nGIT binary patch\n",
+            "file_patch",
+            None,
+        ),
+        (
+            &strict,
+            "--- a/f\n+++ b/f\n|@@ -1,3 +1",
+            "hunk_header",
+            None,
+        ),
+        (
+            &recount,
+            "--- a/f\n+++ b/f\n|@@ -1,3 +1",
+            "hunk_header",
+            None,
+        ),
+        (
+            &git,
+            "junk\n--- a/f\n+++ b/f\n|@@ -1 +1 @@\n",
+            "hunk",
+            lines(1, 1),
+        ),
+        (
+            &strict,
+            "--- a/f\n+++ b/f\n|@@ -1,3 +1,3 @@\n a\n-b\n",
+            "hunk",
+            lines(1, 2),
+        ),
         (
             &strict,
             "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n|@@ -5,2 +5,2 @@\n a\n",
             "hunk",
             lines(1, 1),
         ),
-        (&strict, "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n|+c", "line", None),
+        (
+            &strict,
+            "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n|+c",
+            "line",
+            None,
+        ),
         (&git, "--- a/f\n+++ b/f\n@@ -1 +1 @@\n|-a", "line", None),
-        (&recount, "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n|+b", "line", None),
+        (
+            &recount,
+            "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n|+b",
+            "line",
+            None,
+        ),
         (
             &git,
             "diff --git a/f b/f\nGIT binary patch\n|lit",
@@ -296,11 +354,15 @@ fn the_cli_says_what_was_left_open() {
          unclosed arg_body begun at byte 18 (3 bytes owed)\n"
     );
     let hunk = b"--- a/f\n+++ b/f\n@@ -1,2 +1 @@\n a\n";
-    let (_, out, _) = frontier(&["events", "--lang", "udiff", "--mode", "strict", "-"], hunk);
+    let (_, out, _) = frontier(
+        &["events", "--lang", "udiff", "--mode", "strict", "-"],
+        hunk,
+    );
     assert!(
-        out.lines().last().unwrap().contains(
-            r#""unclosed":{"construct":"hunk","began_at":16,"owed":{"old":1,"new":0}}"#
-        ),
+        out.lines()
+            .last()
+            .unwrap()
+            .contains(r#""unclosed":{"construct":"hunk","began_at":16,"owed":{"old":1,"new":0}}"#),
         "{out}"
     );
     // A complete stream's `end` has no `unclosed`, and `check --json` never has one.

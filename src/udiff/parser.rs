@@ -577,7 +577,9 @@ impl UdiffParser {
             Construct::Line if self.machine.streaming().is_some() => self.line_at,
             Construct::Line => self.line_start(),
             // Its `literal`/`delta` line, or a base85 line after it.
-            Construct::BinaryBlock if matches!(self.machine.pos, Pos::Kw { .. } | Pos::Value { .. }) => {
+            Construct::BinaryBlock
+                if matches!(self.machine.pos, Pos::Kw { .. } | Pos::Value { .. }) =>
+            {
                 self.line_start()
             }
             Construct::BinaryBlock => self.block_at,
