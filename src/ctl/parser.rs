@@ -82,9 +82,17 @@ pub struct CtlParser {
     machine: CtlMachine,
     /// The part of the current header line that arrived in earlier chunks.
     line: Vec<u8>,
-    /// Where the current call's `call` line began (for an incomplete verdict).
+    /// Where the open call and body began, for an incomplete verdict.
+    opened: Opened,
+}
+
+/// Where the constructs that outlive a line began: recorded as their header line's events are
+/// emitted (a store per `call` or `arg` line), since no line holds them at the end.
+#[derive(Clone, Copy, Debug, Default)]
+struct Opened {
+    /// The current call's `call` line.
     frame_at: u64,
-    /// Where the current argument's body began.
+    /// The current argument's first body byte.
     body_at: u64,
 }
 
@@ -94,8 +102,7 @@ impl CtlParser {
         CtlParser {
             machine: CtlMachine::new(limits),
             line: Vec::new(),
-            frame_at: 0,
-            body_at: 0,
+            opened: Opened::default(),
         }
     }
 
@@ -145,22 +152,10 @@ impl CtlParser {
             .skip(keyword)
             .position(|&b| b == b' ')
             .map_or(0, |i| keyword + i);
-        emit_line(whole, step, separator, on_event);
-        self.opened(step, whole.len());
+        let end = self.machine.consumed();
+        emit_line(whole, step, separator, end, &mut self.opened, on_event);
         line.clear();
         self.line = line;
-    }
-
-    /// Records where what a header line of `len` bytes, just taken, opens begins: a call's
-    /// frame at its `call` line, an argument's body after its `arg` line.
-    #[inline]
-    fn opened(&mut self, step: Step, len: usize) {
-        let end = self.machine.consumed();
-        match step {
-            Step::CallLine => self.frame_at = end - len as u64,
-            Step::ArgLine { len: body } if body > 0 => self.body_at = end,
-            _ => {}
-        }
     }
 
     /// What a stream ending here leaves open; `None` when it is a sentence or an error.
@@ -168,10 +163,10 @@ impl CtlParser {
         let construct = self.machine.open_construct()?;
         let name = construct.as_str();
         Some(match construct {
-            Construct::Frame => Unclosed::at(name, self.frame_at),
+            Construct::Frame => Unclosed::at(name, self.opened.frame_at),
             Construct::ArgBody => Unclosed {
                 construct: name,
-                began_at: self.body_at,
+                began_at: self.opened.body_at,
                 owed: Some(Owed::Bytes(self.machine.body_remaining())),
             },
             // A header line: it began where the pending bytes begin.
@@ -194,22 +189,32 @@ where
     }
 }
 
-/// Emits the events of a complete, checked header line; `separator` is the SP after its first
-/// token (`id` or `key`).
+/// Emits the events of a complete, checked header line that ends at offset `end`; `separator`
+/// is the SP after its first token (`id` or `key`). Records in `opened` where the call or the
+/// body it opens begins.
 #[inline]
-fn emit_line<F>(line: &[u8], step: Step, separator: usize, on_event: &mut F)
-where
+fn emit_line<F>(
+    line: &[u8],
+    step: Step,
+    separator: usize,
+    end: u64,
+    opened: &mut Opened,
+    on_event: &mut F,
+) where
     F: for<'e> FnMut(CtlEvent<'e>),
 {
     // The machine checked the line, so these ranges are its tokens; `get` keeps even a broken
     // invariant from panicking.
     let token = |range: std::ops::Range<usize>| Token::new(line.get(range).unwrap_or_default());
-    let end = line.len().saturating_sub(1);
+    let lf = line.len().saturating_sub(1);
     match step {
-        Step::CallLine => on_event(CtlEvent::CallStart {
-            id: token(5..separator),
-            name: token(separator + 1..end),
-        }),
+        Step::CallLine => {
+            opened.frame_at = end - line.len() as u64;
+            on_event(CtlEvent::CallStart {
+                id: token(5..separator),
+                name: token(separator + 1..lf),
+            })
+        }
         Step::ArgLine { len } => {
             on_event(CtlEvent::ArgStart {
                 key: token(4..separator),
@@ -217,6 +222,8 @@ where
             });
             if len == 0 {
                 on_event(CtlEvent::ArgEnd);
+            } else {
+                opened.body_at = end;
             }
         }
         Step::CallEnd => on_event(CtlEvent::CallEnd),
@@ -251,8 +258,15 @@ impl PushParser for CtlParser {
             }
             // A line that starts here: whole at once when it is all here.
             if let Some((len, step, separator)) = self.machine.take_line(rest) {
-                emit_line(&rest[..len], step, separator, on_event);
-                self.opened(step, len);
+                let end = self.machine.consumed();
+                emit_line(
+                    &rest[..len],
+                    step,
+                    separator,
+                    end,
+                    &mut self.opened,
+                    on_event,
+                );
                 at += len;
                 continue;
             }
