@@ -73,8 +73,10 @@ impl<K: ErrorKind> std::error::Error for ParseError<K> {}
 ///
 /// Every language documents its construct names (`docs/ctl.md`, `docs/apply_patch.md`,
 /// `docs/udiff.md`), small stable names like the error kinds. All three languages are framed by
-/// lines, so every construct begins at a line start: `began_at` is 0 or follows an LF, and is
-/// at most the bytes consumed.
+/// lines, so every construct begins at a line start (in CTL a line may follow a body with no LF
+/// between). `began_at` is at most the bytes consumed, and past the confirmation frontier only
+/// at the start of a line after lines the parser holds back whole
+/// ([`check_unclosed`](crate::harness::check_unclosed) checks both).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Unclosed {
     /// The construct's stable name, such as `arg_body` or `hunk`.
@@ -100,7 +102,7 @@ pub enum Owed {
 }
 
 impl Unclosed {
-    /// A construct with nothing owed that we can count.
+    /// A construct that owes nothing countable.
     pub const fn at(construct: &'static str, began_at: u64) -> Unclosed {
         Unclosed {
             construct,
@@ -214,7 +216,8 @@ pub trait PushParser: Clone {
         F: for<'e> FnMut(Self::Event<'e>);
 
     /// Ends the stream: confirms what only the end can confirm (a one-byte lookahead) and says
-    /// whether the input was a sentence, a cut-off prefix, or an error.
+    /// whether the input was a sentence, a cut-off prefix (naming the construct it left open:
+    /// [`Unclosed`]), or an error.
     fn finish<F>(self, on_event: &mut F) -> Outcome<Self::ErrorKind>
     where
         F: for<'e> FnMut(Self::Event<'e>);
