@@ -77,6 +77,12 @@ const PATCH_TABLE: &[(&str, &str)] = &[
     ("*** Begin Patch\n*** Add File: a\n|+x", "line"),
     ("*** Begin Patch\n*** Add File: a\n+x\n|+", "line"),
     ("*** Begin Patch\n|*** Delete File: a", "delete_file"),
+    ("*** Begin Patch\n*** Delete File: a\n|*** Delete File: b", "delete_file"),
+    ("*** Begin Patch\n*** Update File: a\n-y\n|*** Update File: b\n", "update_file"),
+    (
+        "*** Begin Patch\n*** Update File: a\n*** Move to: b\n-y\n*** Update File: c\n|*** Move to: d",
+        "move_to",
+    ),
     ("|*** Begin Patch\n*** Delete File: a\n", "patch"),
     ("*** Begin Patch\n|*** Update File: a\n", "update_file"),
     (
@@ -239,6 +245,19 @@ fn udiff_names_the_open_header_hunk_line_or_block() {
             &git,
             "diff --git a/f b/f\nGIT binary patch\n|literal 5\nEc",
             "binary_block",
+            None,
+        ),
+        (
+            &git,
+            "diff --git a/f b/f\nGIT binary patch\nliteral 10\nRcmZQzWJ=1+ODwAV4*(1}1Bd_s\n\n\
+             |literal 10\nRcmZQz",
+            "binary_block",
+            None,
+        ),
+        (
+            &recount,
+            "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n|@@ -3",
+            "hunk_header",
             None,
         ),
     ];
