@@ -122,9 +122,7 @@ impl CodexParser {
         self.frame.close_file(on_event);
         self.closed = true;
     }
-}
 
-impl CodexParser {
     /// What a stream ending here leaves open; `None` when it is a patch or an error.
     fn unclosed(&self) -> Option<Unclosed> {
         if self.machine.accepting() || self.machine.error().is_some() {

@@ -121,9 +121,7 @@ impl StrictParser {
             }
         }
     }
-}
 
-impl StrictParser {
     /// What a stream ending here leaves open; `None` when it is a patch or an error.
     fn unclosed(&self) -> Option<Unclosed> {
         if self.machine.accepting() || self.machine.error().is_some() {

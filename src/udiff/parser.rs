@@ -391,8 +391,7 @@ impl UdiffParser {
         self.line_at = self.line_start();
         match class {
             Class::Garbage => {
-                let line_start = self.machine.consumed() - self.line.len() as u64;
-                let start = *self.garbage_start.get_or_insert(line_start);
+                let start = *self.garbage_start.get_or_insert(self.line_at);
                 on_event(UdiffEvent::Garbage {
                     start,
                     data: &self.line,
