@@ -438,3 +438,22 @@ pub fn check_contract<P: PushParser>(
     }
     Ok(whole)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::check_unclosed;
+    use crate::contract::Unclosed;
+
+    #[test]
+    fn an_unclosed_construct_must_begin_where_it_can() {
+        let input = b"call c1 x\narg p 5\nab";
+        let at = |began_at| Unclosed::at("x", began_at);
+        // At the frontier, before it, or past it at a line start: fine.
+        assert!(check_unclosed(&at(18), input, 20, 20).is_ok());
+        assert!(check_unclosed(&at(0), input, 20, 20).is_ok());
+        assert!(check_unclosed(&at(10), input, 20, 5).is_ok());
+        // After the bytes consumed, or past the frontier inside a line: refused.
+        assert!(check_unclosed(&at(21), input, 20, 20).is_err());
+        assert!(check_unclosed(&at(12), input, 20, 10).is_err());
+    }
+}
