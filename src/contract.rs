@@ -69,25 +69,88 @@ impl<K: ErrorKind> fmt::Display for ParseError<K> {
 
 impl<K: ErrorKind> std::error::Error for ParseError<K> {}
 
+/// What a cut-off stream left open: the innermost construct of the language that had begun and
+/// not ended, and where it began.
+///
+/// Every language documents its construct names (`docs/ctl.md`, `docs/apply_patch.md`,
+/// `docs/udiff.md`), small stable names like the error kinds. All three languages are framed by
+/// lines, so every construct begins at a line start (in CTL a line may follow a body with no LF
+/// between). `began_at` is at most the bytes consumed, and past the confirmation frontier only
+/// at the start of a line after lines the parser holds back whole
+/// ([`check_unclosed`](crate::harness::check_unclosed) checks both).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Unclosed {
+    /// The construct's stable name, such as `arg_body` or `hunk`.
+    pub construct: &'static str,
+    /// Absolute offset of the construct's first byte.
+    pub began_at: u64,
+    /// What a length-prefixed construct still needs, when the language knows it.
+    pub owed: Option<Owed>,
+}
+
+/// What a length-prefixed construct still needs before it can close.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Owed {
+    /// Bytes (a CTL argument body).
+    Bytes(u64),
+    /// Lines of each side (a unified-diff hunk with counts).
+    Lines {
+        /// Old-side lines (context or removed).
+        old: u64,
+        /// New-side lines (context or added).
+        new: u64,
+    },
+}
+
+impl Unclosed {
+    /// A construct that owes nothing countable.
+    pub const fn at(construct: &'static str, began_at: u64) -> Unclosed {
+        Unclosed {
+            construct,
+            began_at,
+            owed: None,
+        }
+    }
+}
+
+impl fmt::Display for Unclosed {
+    /// `unclosed arg_body begun at byte 20 (3 bytes owed)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unclosed {} begun at byte {}",
+            self.construct, self.began_at
+        )?;
+        match self.owed {
+            Some(Owed::Bytes(n)) => write!(f, " ({n} bytes owed)"),
+            Some(Owed::Lines { old, new }) => {
+                write!(f, " ({old} old and {new} new lines owed)")
+            }
+            None => Ok(()),
+        }
+    }
+}
+
 /// How a stream ended.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Verdict<K> {
     /// The input is a sentence of the language.
     Complete,
-    /// The input is a viable prefix that was cut off.
-    Incomplete,
+    /// The input is a viable prefix that was cut off, inside the given construct.
+    Incomplete(Unclosed),
     /// The input left the language at the given byte.
     Error(ParseError<K>),
 }
 
 impl<K> Verdict<K> {
-    /// The verdict of a stream ending now: its sticky error if it has one, else complete when
-    /// the input is a sentence and incomplete when it is a cut-off prefix.
-    pub fn at_end(error: Option<ParseError<K>>, accepting: bool) -> Verdict<K> {
-        match error {
-            Some(error) => Verdict::Error(error),
-            None if accepting => Verdict::Complete,
-            None => Verdict::Incomplete,
+    /// The verdict of a stream ending now: its sticky error if it has one, else incomplete
+    /// when a construct is still open (`unclosed`, `None` when the input is a sentence), else
+    /// complete.
+    pub fn at_end(error: Option<ParseError<K>>, unclosed: Option<Unclosed>) -> Verdict<K> {
+        match (error, unclosed) {
+            (Some(error), _) => Verdict::Error(error),
+            (None, Some(unclosed)) => Verdict::Incomplete(unclosed),
+            (None, None) => Verdict::Complete,
         }
     }
 
@@ -95,8 +158,16 @@ impl<K> Verdict<K> {
     pub fn as_str(&self) -> &'static str {
         match self {
             Verdict::Complete => "complete",
-            Verdict::Incomplete => "incomplete",
+            Verdict::Incomplete(_) => "incomplete",
             Verdict::Error(_) => "error",
+        }
+    }
+
+    /// What was left open, if the verdict is incomplete.
+    pub fn unclosed(&self) -> Option<&Unclosed> {
+        match self {
+            Verdict::Incomplete(unclosed) => Some(unclosed),
+            _ => None,
         }
     }
 
@@ -156,7 +227,8 @@ pub trait PushParser: Clone {
         F: for<'e> FnMut(Self::Event<'e>);
 
     /// Ends the stream: confirms what only the end can confirm (a one-byte lookahead) and says
-    /// whether the input was a sentence, a cut-off prefix, or an error.
+    /// whether the input was a sentence, a cut-off prefix (naming the construct it left open:
+    /// [`Unclosed`]), or an error.
     fn finish<F>(self, on_event: &mut F) -> Outcome<Self::ErrorKind>
     where
         F: for<'e> FnMut(Self::Event<'e>);

@@ -8,7 +8,7 @@
 use std::convert::Infallible;
 
 use crate::byteset::ByteSet;
-use crate::contract::{Outcome, PushParser};
+use crate::contract::{Outcome, PushParser, Unclosed};
 use crate::event::{Record, Recorder};
 use crate::recognizer::Recognizer;
 
@@ -85,7 +85,8 @@ fn feed_in_parts<P: PushParser, E>(
 /// Byte-at-a-time feeding, checking at every prefix what the contract promises:
 /// `allowed()` predicts exactly which next bytes are refused; `accepting()` agrees with
 /// `finish()`; pending stays within the parser's bound; the frontier never moves back; after an
-/// error the allowed set is empty and the error is sticky. With `exhaustive`, every one of the
+/// error the allowed set is empty and the error is sticky; an incomplete verdict names a
+/// construct that began where it can (see [`check_unclosed`]). With `exhaustive`, every one of the
 /// 256 possible next bytes is tried on a clone at every prefix, not only the actual one.
 pub fn check_byte_at_a_time<P: PushParser>(
     parser: P,
@@ -108,7 +109,7 @@ fn byte_at_a_time<P: PushParser>(
     let mut frontiers = Vec::with_capacity(input.len() + 1);
     let mut alone = parser.recognizer();
     for (at, &byte) in input.iter().enumerate() {
-        check_state(&parser, at, &mut last_confirmed)?;
+        check_state(&parser, input, at, &mut last_confirmed)?;
         frontiers.push(Frontier::of(&parser));
         let allowed = parser.allowed();
         check_recognizer(&parser, &mut alone, at, byte, exhaustive)?;
@@ -152,7 +153,7 @@ fn byte_at_a_time<P: PushParser>(
         }
     }
     if parser.error().is_none() {
-        check_state(&parser, input.len(), &mut last_confirmed)?;
+        check_state(&parser, input, input.len(), &mut last_confirmed)?;
         frontiers.push(Frontier::of(&parser));
     }
     let outcome = parser.finish(&mut |e| recorder.record(&e));
@@ -228,6 +229,7 @@ const ALL_BYTES: [u8; 256] = {
 
 fn check_state<P: PushParser>(
     parser: &P,
+    input: &[u8],
     at: usize,
     last_confirmed: &mut u64,
 ) -> Result<(), String> {
@@ -255,6 +257,45 @@ fn check_state<P: PushParser>(
             "at {at}: accepting()={} but finish() says {}",
             parser.accepting(),
             finished.verdict.as_str()
+        ));
+    }
+    if let Some(unclosed) = finished.verdict.unclosed() {
+        check_unclosed(unclosed, input, at as u64, finished.confirmed)
+            .map_err(|e| format!("at {at}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The obligations on the [`Unclosed`] of an incomplete verdict, checked at every prefix of
+/// byte-at-a-time feeding (and so by every fuzz target, through [`check_contract`]):
+///
+/// 1. `began_at ≤ consumed`: the construct began in the bytes seen.
+/// 2. `began_at ≤ confirmed`, or it follows an LF: a construct that began past the
+///    confirmation frontier begins a line after lines the parser holds back whole (codex
+///    mode), never inside the pending bytes of a line. (Every construct begins a line, but
+///    a CTL line may follow a body without an LF.)
+///
+/// Decision: no nesting rule across prefixes (a construct open at `k` was open at every
+/// prefix since it began). It does not hold where the grammar decides late: in a unified
+/// diff, `di` after a `diff --git` header may still extend that header (`dissimilarity`), so
+/// the header begun at 0 is the innermost open construct, and one byte later `dif` proves a
+/// new header begun at the start of that line. Offsets left over from an earlier construct
+/// are caught by the tables of `tests/unclosed.rs`, which cut every construct twice.
+///
+/// `unclosed` is the verdict of the prefix `input[..at]`, whose frontier is `confirmed`.
+pub fn check_unclosed(
+    unclosed: &Unclosed,
+    input: &[u8],
+    at: u64,
+    confirmed: u64,
+) -> Result<(), String> {
+    let began = unclosed.began_at;
+    if began > at {
+        return Err(format!("{unclosed} is after the {at} bytes consumed"));
+    }
+    if began > confirmed && input.get(began as usize - 1) != Some(&b'\n') {
+        return Err(format!(
+            "{unclosed} is past the frontier {confirmed} but does not begin a line"
         ));
     }
     Ok(())
@@ -456,4 +497,23 @@ pub fn check_contract<P: PushParser>(
         ));
     }
     Ok(whole)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_unclosed;
+    use crate::contract::Unclosed;
+
+    #[test]
+    fn an_unclosed_construct_must_begin_where_it_can() {
+        let input = b"call c1 x\narg p 5\nab";
+        let at = |began_at| Unclosed::at("x", began_at);
+        // At the frontier, before it, or past it at a line start: fine.
+        assert!(check_unclosed(&at(18), input, 20, 20).is_ok());
+        assert!(check_unclosed(&at(0), input, 20, 20).is_ok());
+        assert!(check_unclosed(&at(10), input, 20, 5).is_ok());
+        // After the bytes consumed, or past the frontier inside a line: refused.
+        assert!(check_unclosed(&at(21), input, 20, 20).is_err());
+        assert!(check_unclosed(&at(12), input, 20, 10).is_err());
+    }
 }

@@ -261,7 +261,7 @@ fn compare(input: &[u8], limits: Limits) -> Result<(), TestCaseError> {
     let verdict = outcome.verdict;
     let got = match verdict {
         Verdict::Complete => Status::Complete,
-        Verdict::Incomplete => Status::Incomplete,
+        Verdict::Incomplete(_) => Status::Incomplete,
         Verdict::Error(_) => Status::Error,
     };
     prop_assert_eq!(got, status);

@@ -12,7 +12,7 @@
 
 use crate::apply::{PatchStream, Policy, Workspace};
 use crate::apply_patch::{PatchErrorKind, StrictParser};
-use crate::contract::{ErrorKind, PushParser, Verdict};
+use crate::contract::{ErrorKind, PushParser, Unclosed, Verdict};
 
 /// What is already known to be wrong with a patch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,17 +135,19 @@ impl PatchSession for EngineSession {
             }
             return Some(PatchProblem::DoesNotApply(failure.to_string()));
         }
-        if let Some(Verdict::Incomplete) = self.verdict {
-            return Some(PatchProblem::Malformed(
-                "the patch ends before `*** End Patch`".to_owned(),
-            ));
+        if let Some(Verdict::Incomplete(unclosed)) = self.verdict {
+            return Some(PatchProblem::Malformed(format!(
+                "the patch ends before `*** End Patch`: {unclosed}"
+            )));
         }
         None
     }
 
     fn apply(mut self: Box<Self>) -> Result<String, String> {
         self.finish();
-        let verdict = self.verdict.unwrap_or(Verdict::Incomplete);
+        let verdict = self
+            .verdict
+            .unwrap_or(Verdict::Incomplete(Unclosed::at("patch", 0)));
         match self.stream.finish(&verdict) {
             Ok(changes) => {
                 let mut summary = String::new();

@@ -10,13 +10,13 @@
 //! the end of the stream (the line closed the patch).
 
 use crate::byteset::ByteSet;
-use crate::contract::{Outcome, ParseError, PushParser, Verdict};
+use crate::contract::{Outcome, ParseError, PushParser, Unclosed, Verdict};
 
 pub use super::codex_machine::{CodexMachine, LineKind};
 
 use super::codex_machine::Step;
 use super::event::PatchEvent;
-use super::frame::Frame;
+use super::frame::{Construct, Frame};
 use super::{ChunkHeader, LineOp, Op, PatchErrorKind};
 
 /// The codex-mode apply_patch push parser.
@@ -34,6 +34,8 @@ pub struct CodexParser {
     closed: bool,
     /// The confirmation frontier.
     confirmed: u64,
+    /// Where the current line began.
+    line_at: u64,
 }
 
 impl CodexParser {
@@ -47,7 +49,8 @@ impl CodexParser {
         &self.machine
     }
 
-    fn on_line<F>(&mut self, kind: Option<LineKind>, closing: bool, on_event: &mut F)
+    /// The LF of a hunk-section line that began at `at`.
+    fn on_line<F>(&mut self, kind: Option<LineKind>, closing: bool, at: u64, on_event: &mut F)
     where
         F: for<'e> FnMut(PatchEvent<'e>),
     {
@@ -81,7 +84,7 @@ impl CodexParser {
                 self.held_lines.push((kind, 0, line.len()));
             }
             (Some(kind), false) => {
-                emit_line(&mut self.frame, kind, &line, on_event);
+                emit_line(&mut self.frame, kind, &line, at, on_event);
                 self.confirmed = self.machine.consumed();
             }
             (None, true) => self.close(on_event),
@@ -98,7 +101,8 @@ impl CodexParser {
     {
         let mut bytes = 0u64;
         for &(kind, start, end) in &self.held_lines {
-            emit_line(&mut self.frame, kind, &self.held[start..end], on_event);
+            let at = self.confirmed + bytes;
+            emit_line(&mut self.frame, kind, &self.held[start..end], at, on_event);
             bytes += (end - start) as u64 + 1;
         }
         self.confirmed += bytes;
@@ -117,6 +121,22 @@ impl CodexParser {
     {
         self.frame.close_file(on_event);
         self.closed = true;
+    }
+
+    /// What a stream ending here leaves open; `None` when it is a patch or an error.
+    fn unclosed(&self) -> Option<Unclosed> {
+        if self.machine.accepting() || self.machine.error().is_some() {
+            return None;
+        }
+        let line_started = self.line_at < self.machine.consumed();
+        let (construct, began_at) = match self.machine.open_line() {
+            // Whitespace before the first marker: a line of it is begun as a marker line.
+            Some(Construct::Patch) if line_started => (Construct::Marker, self.line_at),
+            Some(Construct::Patch) => (Construct::Patch, 0),
+            Some(line) => (line, self.line_at),
+            None => self.frame.open(),
+        };
+        Some(Unclosed::at(construct.as_str(), began_at))
     }
 }
 
@@ -148,14 +168,14 @@ where
     }
 }
 
-/// The events of one complete hunk-section line (`line` without its LF).
-fn emit_line<F>(frame: &mut Frame, kind: LineKind, line: &[u8], on_event: &mut F)
+/// The events of one complete hunk-section line (`line` without its LF) that began at `at`.
+fn emit_line<F>(frame: &mut Frame, kind: LineKind, line: &[u8], at: u64, on_event: &mut F)
 where
     F: for<'e> FnMut(PatchEvent<'e>),
 {
     match kind {
         LineKind::Header(op) => {
-            frame.file_start(op, on_event);
+            frame.file_start(op, at, on_event);
             let marker = match op {
                 Op::Add => "*** Add File: ",
                 Op::Delete => "*** Delete File: ",
@@ -188,7 +208,7 @@ where
                 LineKind::Change(op) => op,
                 _ => LineOp::Add,
             };
-            frame.line_start(op, on_event);
+            frame.line_start(op, at, on_event);
             emit_data(
                 PatchEvent::Text(strip_cr(line).get(1..).unwrap_or_default()),
                 on_event,
@@ -196,12 +216,12 @@ where
             on_event(PatchEvent::LineEnd);
         }
         LineKind::EmptyContext => {
-            frame.line_start(LineOp::Context, on_event);
+            frame.line_start(LineOp::Context, at, on_event);
             on_event(PatchEvent::LineEnd);
         }
-        LineKind::BareAt => frame.chunk_start(ChunkHeader::Bare, on_event),
+        LineKind::BareAt => frame.chunk_start(ChunkHeader::Bare, at, on_event),
         LineKind::ContextAt => {
-            frame.chunk_start(ChunkHeader::Context, on_event);
+            frame.chunk_start(ChunkHeader::Context, at, on_event);
             emit_data(
                 PatchEvent::Context(strip_cr(line).get(3..).unwrap_or_default()),
                 on_event,
@@ -265,13 +285,18 @@ impl PushParser for CodexParser {
                 Step::Preamble => {
                     self.line.clear();
                     self.confirmed = self.machine.consumed();
+                    self.line_at = self.confirmed;
                 }
                 Step::BeginLine => {
                     self.line.clear();
                     on_event(PatchEvent::BeginPatch);
                     self.confirmed = self.machine.consumed();
+                    self.line_at = self.confirmed;
                 }
-                Step::Line { kind, closing } => self.on_line(kind, closing, on_event),
+                Step::Line { kind, closing } => {
+                    let at = std::mem::replace(&mut self.line_at, self.machine.consumed());
+                    self.on_line(kind, closing, at, on_event)
+                }
             }
         }
         Ok(())
@@ -281,7 +306,7 @@ impl PushParser for CodexParser {
     where
         F: for<'e> FnMut(PatchEvent<'e>),
     {
-        let verdict = Verdict::at_end(self.machine.error(), self.machine.accepting());
+        let verdict = Verdict::at_end(self.machine.error(), self.unclosed());
         if verdict == Verdict::Complete {
             if self.machine.tail_alive() {
                 // The held closing line is the last line: what follows it is whitespace.

@@ -21,6 +21,7 @@
 use crate::byteset::ByteSet;
 use crate::contract::ParseError;
 
+use super::frame::Construct;
 use super::keywords::{Marker, Markers};
 use super::utf8::{is_whitespace, Decoded, Utf8, ASCII_WS_NO_LF, LEADS, WS_LEADS};
 use super::{LineOp, Op, PatchErrorKind};
@@ -346,6 +347,44 @@ impl CodexMachine {
     #[inline]
     pub fn allowed(&self) -> ByteSet {
         self.allowed
+    }
+
+    /// The line a stream ending here cuts, when it is a construct of its own (a marker, a
+    /// header, a change line, the heredoc's final line; [`Construct::Patch`] before the first
+    /// line); `None` at a line start, where the open units decide. A line both readings
+    /// still take is named by the hunk reading, except that a heredoc's missing final line
+    /// is what keeps the stream from ending.
+    pub fn open_line(&self) -> Option<Construct> {
+        match self.phase {
+            Phase::Lead | Phase::Begin { matched: 0 } => return Some(Construct::Patch),
+            Phase::Begin { .. } | Phase::Heredoc { .. } | Phase::HeredocCr => {
+                return Some(Construct::Marker)
+            }
+            Phase::Body => {}
+        }
+        if let Tail::Final { .. } = self.tail {
+            return Some(Construct::HeredocEnd);
+        }
+        Some(match self.line {
+            // A character begun at the line start: the line has begun, as what it may be.
+            Line::Start if !self.utf8.at_boundary() => match self.ctx {
+                Ctx::First | Ctx::Header | Ctx::Add => Construct::Marker,
+                _ => Construct::Line,
+            },
+            Line::Start => return None,
+            Line::Dead if self.close != Close::Off => Construct::Marker,
+            Line::Dead => Construct::Patch,
+            Line::HeaderLead | Line::Marker { .. } | Line::EofCr => Construct::Marker,
+            Line::At1 | Line::At2 | Line::At2Cr => Construct::Marker,
+            Line::Path {
+                kind: LineKind::Header(op),
+                ..
+            } => Construct::of(op),
+            Line::Path { .. } => Construct::Environment,
+            Line::Text(LineKind::Move) => Construct::MoveTo,
+            Line::Text(LineKind::ContextAt) => Construct::Chunk,
+            Line::Text(_) | Line::StartCr | Line::BlankSpace | Line::Blank => Construct::Line,
+        })
     }
 
     /// Computes `allowed()` from the readings.

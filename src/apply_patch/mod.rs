@@ -67,6 +67,7 @@ pub mod utf8;
 pub use assemble::OperationAssembler;
 pub use codex::{CodexMachine, CodexParser, LineKind};
 pub use event::PatchEvent;
+pub use frame::Construct;
 pub use parser::StrictParser;
 pub use strict::{PathOf, StrictMachine, StrictOptions, TextKind};
 

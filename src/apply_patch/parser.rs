@@ -8,11 +8,11 @@
 //! bytes of such a character are the only ones ever copied.
 
 use crate::byteset::ByteSet;
-use crate::contract::{Outcome, ParseError, PushParser, Verdict};
+use crate::contract::{Outcome, ParseError, PushParser, Unclosed, Verdict};
 
 use super::event::PatchEvent;
-use super::frame::Frame;
-use super::keywords::LONGEST;
+use super::frame::{Construct, Frame};
+use super::keywords::{Marker, LONGEST};
 use super::strict::{PathOf, Step, StrictMachine, StrictOptions, TextKind};
 use super::{ChunkHeader, Op, PatchErrorKind};
 
@@ -24,6 +24,8 @@ pub struct StrictParser {
     /// The leading bytes of a character cut by the end of a chunk.
     carry: [u8; 4],
     carry_len: u8,
+    /// Where the current `+`/`-`/` ` line or `*** Move to:`/`*** Environment ID:` line began.
+    line_at: u64,
 }
 
 /// The data event for content of `kind`.
@@ -53,15 +55,41 @@ impl StrictParser {
     where
         F: for<'e> FnMut(PatchEvent<'e>),
     {
+        // The offset where a line that this step recognises began: the step came at its
+        // first byte (a change line), after `@@ ` or `@@` LF, or after its marker.
+        let consumed = self.machine.consumed();
+        let marker_line = |marker: Marker| consumed - marker.text().len() as u64;
         match step {
             Step::Pending | Step::FinalNewline => {}
             Step::BeginPatch => on_event(PatchEvent::BeginPatch),
-            Step::Header(PathOf::File(op)) => self.frame.file_start(op, on_event),
-            Step::Header(PathOf::Move) => on_event(PatchEvent::MoveTo),
-            Step::Header(PathOf::Environment) => on_event(PatchEvent::Environment),
-            Step::ContextHeader => self.frame.chunk_start(ChunkHeader::Context, on_event),
-            Step::BareHeader => self.frame.chunk_start(ChunkHeader::Bare, on_event),
-            Step::LineStart(op) => self.frame.line_start(op, on_event),
+            Step::Header(PathOf::File(op)) => {
+                let marker = match op {
+                    Op::Add => Marker::Add,
+                    Op::Delete => Marker::Delete,
+                    Op::Update => Marker::Update,
+                };
+                self.frame.file_start(op, marker_line(marker), on_event)
+            }
+            Step::Header(PathOf::Move) => {
+                self.line_at = marker_line(Marker::Move);
+                on_event(PatchEvent::MoveTo)
+            }
+            Step::Header(PathOf::Environment) => {
+                self.line_at = marker_line(Marker::Environment);
+                on_event(PatchEvent::Environment)
+            }
+            Step::ContextHeader | Step::BareHeader => {
+                let header = if step == Step::BareHeader {
+                    ChunkHeader::Bare
+                } else {
+                    ChunkHeader::Context
+                };
+                self.frame.chunk_start(header, consumed - 3, on_event)
+            }
+            Step::LineStart(op) => {
+                self.line_at = consumed - 1;
+                self.frame.line_start(op, self.line_at, on_event)
+            }
             Step::Content { char_end } => {
                 let Some(kind) = kind else { return };
                 if !char_end {
@@ -92,6 +120,20 @@ impl StrictParser {
                 on_event(PatchEvent::EndPatch);
             }
         }
+    }
+
+    /// What a stream ending here leaves open; `None` when it is a patch or an error.
+    fn unclosed(&self) -> Option<Unclosed> {
+        if self.machine.accepting() || self.machine.error().is_some() {
+            return None;
+        }
+        let (construct, began_at) = match self.machine.open_line() {
+            // A marker's bytes are the pending ones.
+            Some(Construct::Marker) => (Construct::Marker, self.confirmed()),
+            Some(line) => (line, self.line_at),
+            None => self.frame.open(),
+        };
+        Some(Unclosed::at(construct.as_str(), began_at))
     }
 }
 
@@ -146,7 +188,7 @@ impl PushParser for StrictParser {
     where
         F: for<'e> FnMut(PatchEvent<'e>),
     {
-        let verdict = Verdict::at_end(self.machine.error(), self.machine.accepting());
+        let verdict = Verdict::at_end(self.machine.error(), self.unclosed());
         Outcome {
             verdict,
             consumed: self.consumed(),

@@ -21,6 +21,7 @@
 use crate::byteset::ByteSet;
 use crate::contract::ParseError;
 
+use super::frame::Construct;
 use super::keywords::{Marker, Markers};
 use super::utf8::{Decoded, Utf8, CHAR_START, CHAR_START_LF};
 use super::{LineOp, Op, PatchErrorKind};
@@ -250,6 +251,23 @@ impl StrictMachine {
             State::At(n) => n as u64,
             State::Text { utf8, .. } => utf8.partial_len() as u64,
             _ => 0,
+        }
+    }
+
+    /// The line a stream ending here cuts, when it is a construct of its own: a marker not
+    /// yet complete, a change or `+` line, a `*** Move to:` or `*** Environment ID:` line.
+    /// `None` at a line start and inside the lines that open a unit (a file header, `@@ `),
+    /// which the frame names.
+    pub fn open_line(&self) -> Option<Construct> {
+        match self.state {
+            State::Marker { .. } | State::At(_) => Some(Construct::Marker),
+            State::Text { kind, .. } => match kind {
+                TextKind::Line => Some(Construct::Line),
+                TextKind::Path(PathOf::Move) => Some(Construct::MoveTo),
+                TextKind::Path(PathOf::Environment) => Some(Construct::Environment),
+                TextKind::Path(PathOf::File(_)) | TextKind::Context => None,
+            },
+            State::Line(_) | State::EndPatch | State::Done => None,
         }
     }
 

@@ -114,9 +114,9 @@ pub fn run(args: Args) -> Result<i32, String> {
     let outcome = parser.finish(&mut |_| {});
     let status = match outcome.verdict {
         Verdict::Complete => 0,
-        Verdict::Incomplete => {
+        Verdict::Incomplete(unclosed) => {
             eprintln!(
-                "frontier: {name}: stream cut off after {}{}",
+                "frontier: {name}: stream cut off after {}{}: {unclosed}",
                 display::count(outcome.consumed, "bytes"),
                 match assembler.in_progress() {
                     Some(call) => format!(" inside call {} ({}), not executed", call.id, call.name),

@@ -97,7 +97,7 @@ impl WithParser for CheckFile<'_> {
 pub fn erase_kind<K: ErrorKind>(outcome: Outcome<K>) -> Outcome<&'static str> {
     let verdict = match outcome.verdict {
         Verdict::Complete => Verdict::Complete,
-        Verdict::Incomplete => Verdict::Incomplete,
+        Verdict::Incomplete(unclosed) => Verdict::Incomplete(unclosed),
         Verdict::Error(e) => Verdict::Error(frontier::ParseError {
             offset: e.offset,
             byte: e.byte,
@@ -154,8 +154,12 @@ pub fn run(args: Args) -> Result<i32, String> {
                     units.join(", ")
                 ),
                 None => println!(
-                    "{name}: {} after {}, {} confirmed; {}",
+                    "{name}: {}{} after {}, {} confirmed; {}",
                     outcome.verdict.as_str(),
+                    match outcome.verdict.unclosed() {
+                        Some(unclosed) => format!(": {unclosed};"),
+                        None => String::new(),
+                    },
                     display::count(outcome.consumed, "bytes"),
                     outcome.confirmed,
                     units.join(", ")

@@ -6,7 +6,8 @@
 //! The cuts fall at fixed offsets of the merged value (each as close below the bound as keeps
 //! UTF-8 characters whole), never at chunk boundaries, so the output stays chunk-independent;
 //! consecutive records with the same name and fields are pieces of one value. The last line is
-//! `{"event":"end","verdict":...,"consumed":...,"confirmed":...,"error":...}`.
+//! `{"event":"end","verdict":...,"consumed":...,"confirmed":...,"error":...}`, with
+//! `"unclosed":{"construct":...,"began_at":...}` before `error` when the verdict is incomplete.
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, BufWriter, Write};
@@ -14,7 +15,7 @@ use std::io::{self, BufWriter, Write};
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
-use frontier::contract::{PushParser, Verdict};
+use frontier::contract::{Owed, PushParser, Unclosed, Verdict};
 use frontier::event::{BytesJson, Event, OwnedValue, Record, Value};
 
 use super::check::{erase_kind, ErrorReport};
@@ -44,7 +45,39 @@ struct EndRecord {
     verdict: &'static str,
     consumed: u64,
     confirmed: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unclosed: Option<UnclosedReport>,
     error: Option<ErrorReport>,
+}
+
+/// What an incomplete stream left open, as the `end` record prints it.
+#[derive(serde::Serialize)]
+struct UnclosedReport {
+    construct: &'static str,
+    began_at: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owed: Option<OwedReport>,
+}
+
+/// What a length-prefixed construct still needs: `{"bytes":N}` or `{"old":N,"new":M}`.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum OwedReport {
+    Bytes { bytes: u64 },
+    Lines { old: u64, new: u64 },
+}
+
+impl UnclosedReport {
+    fn of(unclosed: &Unclosed) -> UnclosedReport {
+        UnclosedReport {
+            construct: unclosed.construct,
+            began_at: unclosed.began_at,
+            owed: unclosed.owed.map(|owed| match owed {
+                Owed::Bytes(bytes) => OwedReport::Bytes { bytes },
+                Owed::Lines { old, new } => OwedReport::Lines { old, new },
+            }),
+        }
+    }
 }
 
 /// Prints events as records: a non-data event at once, a data value once it ends or in pieces
@@ -224,6 +257,7 @@ impl WithParser for Events<'_> {
             verdict: outcome.verdict.as_str(),
             consumed: outcome.consumed,
             confirmed: outcome.confirmed,
+            unclosed: outcome.verdict.unclosed().map(UnclosedReport::of),
             error: outcome.verdict.error().map(|e| ErrorReport {
                 offset: e.offset,
                 byte: e.byte,

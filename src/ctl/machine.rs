@@ -348,6 +348,34 @@ pub enum Step {
     },
 }
 
+/// A construct of CTL that a cut-off stream can leave open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Construct {
+    /// A `call` line cut before its LF.
+    CallLine,
+    /// An `arg` line cut before its LF.
+    ArgLine,
+    /// An `end` line cut before its LF.
+    EndLine,
+    /// An argument body with bytes still owed.
+    ArgBody,
+    /// A call between its lines: `arg` or `end` comes next.
+    Frame,
+}
+
+impl Construct {
+    /// The construct's stable name (`docs/ctl.md`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Construct::CallLine => "call_line",
+            Construct::ArgLine => "arg_line",
+            Construct::EndLine => "end_line",
+            Construct::ArgBody => "arg_body",
+            Construct::Frame => "frame",
+        }
+    }
+}
+
 /// The CTL recogniser: a few words of state, `Copy`, exact `allowed()` in constant time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CtlMachine {
@@ -414,6 +442,21 @@ impl CtlMachine {
         match self.node {
             Node::Body => self.count,
             _ => 0,
+        }
+    }
+
+    /// The innermost construct a stream ending here leaves open (see `docs/ctl.md`): a header
+    /// line cut before its LF, an argument body, or the frame of a call between its lines.
+    /// `None` at a frame boundary and after an error.
+    pub fn open_construct(&self) -> Option<Construct> {
+        use Node::*;
+        match self.node {
+            Between | Dead => None,
+            C | Ca | Cal | Call | IdStart | Id | NameStart | Name => Some(Construct::CallLine),
+            InFrame => Some(Construct::Frame),
+            A | Ar | Arg | KeyStart | Key | SizeStart | SizeZero | Size => Some(Construct::ArgLine),
+            E | En | End => Some(Construct::EndLine),
+            Body => Some(Construct::ArgBody),
         }
     }
 

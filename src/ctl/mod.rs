@@ -41,7 +41,7 @@ mod parser;
 mod token;
 
 pub use assemble::{CallAssembler, CallBounds, CallTooLarge, Crossed, ToolCall};
-pub use machine::{CtlKey, CtlMachine, Step};
+pub use machine::{Construct, CtlKey, CtlMachine, Step};
 pub use parser::{CtlEvent, CtlParser};
 pub use token::Token;
 

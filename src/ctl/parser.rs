@@ -8,10 +8,10 @@
 //! sends, goes straight through [`CtlMachine::step`].
 
 use crate::byteset::ByteSet;
-use crate::contract::{Outcome, ParseError, PushParser, Verdict};
+use crate::contract::{Outcome, Owed, ParseError, PushParser, Unclosed, Verdict};
 use crate::event::{Event, Value};
 
-use super::machine::{CtlMachine, Step};
+use super::machine::{Construct, CtlMachine, Step};
 use super::{CtlErrorKind, Limits, Token};
 
 /// A confirmed piece of a CTL stream.
@@ -82,6 +82,18 @@ pub struct CtlParser {
     machine: CtlMachine,
     /// The part of the current header line that arrived in earlier chunks.
     line: Vec<u8>,
+    /// Where the open call and body began, for an incomplete verdict.
+    opened: Opened,
+}
+
+/// Where the constructs that outlive a line began: recorded as their header line's events are
+/// emitted (a store per `call` or `arg` line), since no line holds them at the end.
+#[derive(Clone, Copy, Debug, Default)]
+struct Opened {
+    /// The current call's `call` line.
+    frame_at: u64,
+    /// The current argument's first body byte.
+    body_at: u64,
 }
 
 impl CtlParser {
@@ -90,6 +102,7 @@ impl CtlParser {
         CtlParser {
             machine: CtlMachine::new(limits),
             line: Vec::new(),
+            opened: Opened::default(),
         }
     }
 
@@ -139,9 +152,28 @@ impl CtlParser {
             .skip(keyword)
             .position(|&b| b == b' ')
             .map_or(0, |i| keyword + i);
-        emit_line(whole, step, separator, on_event);
+        let end = self.machine.consumed();
+        emit_line(whole, step, separator, end, &mut self.opened, on_event);
         line.clear();
         self.line = line;
+    }
+
+    /// What a stream ending here leaves open; `None` when it is a sentence or an error.
+    fn unclosed(&self) -> Option<Unclosed> {
+        let construct = self.machine.open_construct()?;
+        let name = construct.as_str();
+        Some(match construct {
+            Construct::Frame => Unclosed::at(name, self.opened.frame_at),
+            Construct::ArgBody => Unclosed {
+                construct: name,
+                began_at: self.opened.body_at,
+                owed: Some(Owed::Bytes(self.machine.body_remaining())),
+            },
+            // A header line: it began where the pending bytes begin.
+            Construct::CallLine | Construct::ArgLine | Construct::EndLine => {
+                Unclosed::at(name, self.confirmed())
+            }
+        })
     }
 }
 
@@ -157,22 +189,32 @@ where
     }
 }
 
-/// Emits the events of a complete, checked header line; `separator` is the SP after its first
-/// token (`id` or `key`).
+/// Emits the events of a complete, checked header line that ends at offset `end`; `separator`
+/// is the SP after its first token (`id` or `key`). Records in `opened` where the call or the
+/// body it opens begins.
 #[inline]
-fn emit_line<F>(line: &[u8], step: Step, separator: usize, on_event: &mut F)
-where
+fn emit_line<F>(
+    line: &[u8],
+    step: Step,
+    separator: usize,
+    end: u64,
+    opened: &mut Opened,
+    on_event: &mut F,
+) where
     F: for<'e> FnMut(CtlEvent<'e>),
 {
     // The machine checked the line, so these ranges are its tokens; `get` keeps even a broken
     // invariant from panicking.
     let token = |range: std::ops::Range<usize>| Token::new(line.get(range).unwrap_or_default());
-    let end = line.len().saturating_sub(1);
+    let lf = line.len().saturating_sub(1);
     match step {
-        Step::CallLine => on_event(CtlEvent::CallStart {
-            id: token(5..separator),
-            name: token(separator + 1..end),
-        }),
+        Step::CallLine => {
+            opened.frame_at = end - line.len() as u64;
+            on_event(CtlEvent::CallStart {
+                id: token(5..separator),
+                name: token(separator + 1..lf),
+            })
+        }
         Step::ArgLine { len } => {
             on_event(CtlEvent::ArgStart {
                 key: token(4..separator),
@@ -180,6 +222,8 @@ where
             });
             if len == 0 {
                 on_event(CtlEvent::ArgEnd);
+            } else {
+                opened.body_at = end;
             }
         }
         Step::CallEnd => on_event(CtlEvent::CallEnd),
@@ -219,7 +263,15 @@ impl PushParser for CtlParser {
             }
             // A line that starts here: whole at once when it is all here.
             if let Some((len, step, separator)) = self.machine.take_line(rest) {
-                emit_line(&rest[..len], step, separator, on_event);
+                let end = self.machine.consumed();
+                emit_line(
+                    &rest[..len],
+                    step,
+                    separator,
+                    end,
+                    &mut self.opened,
+                    on_event,
+                );
                 at += len;
                 continue;
             }
@@ -239,7 +291,7 @@ impl PushParser for CtlParser {
     where
         F: for<'e> FnMut(CtlEvent<'e>),
     {
-        let verdict = Verdict::at_end(self.machine.error(), self.machine.accepting());
+        let verdict = Verdict::at_end(self.machine.error(), self.unclosed());
         Outcome {
             verdict,
             consumed: self.consumed(),

@@ -85,7 +85,7 @@ mod value;
 
 pub use assemble::{parse_all, Assembled, PatchAssembler};
 pub use event::UdiffEvent;
-pub use machine::{Class, Fallback, Step, Stepped, UdiffMachine, END_FILE, END_HUNK};
+pub use machine::{Class, Construct, Fallback, Step, Stepped, UdiffMachine, END_FILE, END_HUNK};
 pub use parser::UdiffParser;
 pub use units::LineKind;
 

@@ -12,13 +12,15 @@
 use memchr::memchr;
 
 use crate::byteset::ByteSet;
-use crate::contract::{Outcome, ParseError, PushParser, Verdict};
+use crate::contract::{Outcome, Owed, ParseError, PushParser, Unclosed, Verdict};
 
 use super::event::UdiffEvent;
 use super::header;
 use super::keyword as kw;
 use super::lines::LfIndex;
-use super::machine::{Class, Fallback, Pos, Step, Stepped, UdiffMachine, END_FILE, END_HUNK};
+use super::machine::{
+    Class, Construct, Fallback, Pos, Step, Stepped, UdiffMachine, END_FILE, END_HUNK,
+};
 use super::units::{Binary, BinaryKind, FileHeader, LineKind};
 use super::value::{base85_length, decode_base85};
 use super::{Limits, Mode, UdiffErrorKind};
@@ -44,6 +46,13 @@ pub struct UdiffParser {
     decoded: Vec<u8>,
     /// The LFs of the chunk being pushed, for the hunk body loop.
     lf: LfIndex,
+    /// Where the open constructs began, for an incomplete verdict: the current streaming
+    /// line, the current hunk, the current file patch (once its header is confirmed) and
+    /// binary block.
+    line_at: u64,
+    hunk_at: u64,
+    file_at: u64,
+    block_at: u64,
 }
 
 impl Default for UdiffParser {
@@ -82,6 +91,10 @@ impl UdiffParser {
             new_seen: 0,
             decoded: Vec::new(),
             lf: LfIndex::default(),
+            line_at: 0,
+            hunk_at: 0,
+            file_at: 0,
+            block_at: 0,
         }
     }
 
@@ -152,6 +165,7 @@ impl UdiffParser {
                     }
                 }
                 if let Some(kind) = self.machine.body_line_start(byte) {
+                    self.line_at = self.machine.consumed() - 1;
                     self.count(kind);
                     send(&mut self.garbage_start, on_event, UdiffEvent::Line { kind });
                     at += 1;
@@ -234,6 +248,7 @@ impl UdiffParser {
                     if chunk.len() > at + 1 {
                         on_event(UdiffEvent::LineData(&chunk[at + 1..]));
                     }
+                    self.line_at = self.machine.consumed() + (at - start) as u64;
                     at = chunk.len();
                     open = Some(kind);
                 }
@@ -289,10 +304,12 @@ impl UdiffParser {
                 self.header.old_path = Some(header::side_name(&first[4..]));
                 self.header.new_path = Some(header::side_name(second.get(4..).unwrap_or_default()));
                 self.tent.clear();
+                self.file_at = self.tent_start;
                 self.emit_header(on_event);
             }
             Step::HunkHeader => {
                 self.line.push(byte);
+                self.hunk_at = self.line_start();
                 let ranges = if self.machine.mode() == Mode::Recount {
                     header::lenient_ranges(&self.line)
                 } else {
@@ -361,15 +378,20 @@ impl UdiffParser {
         Ok(())
     }
 
+    /// Where the line held in `line` began.
+    fn line_start(&self) -> u64 {
+        self.machine.consumed() - self.line.len() as u64
+    }
+
     /// The held line (with its last byte) is a streaming line of `class`.
     fn begin_line<F>(&mut self, class: Class, ended: bool, on_event: &mut F)
     where
         F: for<'e> FnMut(UdiffEvent<'e>),
     {
+        self.line_at = self.line_start();
         match class {
             Class::Garbage => {
-                let line_start = self.machine.consumed() - self.line.len() as u64;
-                let start = *self.garbage_start.get_or_insert(line_start);
+                let start = *self.garbage_start.get_or_insert(self.line_at);
                 on_event(UdiffEvent::Garbage {
                     start,
                     data: &self.line,
@@ -482,6 +504,7 @@ impl UdiffParser {
                     BinaryKind::Delta
                 };
                 let size = header::number(value);
+                self.block_at = self.line_start();
                 self.line.clear();
                 send(
                     &mut self.garbage_start,
@@ -495,6 +518,7 @@ impl UdiffParser {
         self.header_held += self.line.len() as u64;
         self.line.clear();
         if matches!(k, kw::PLUS | kw::BINARY_FILES | kw::GIT_BINARY) {
+            self.file_at = self.machine.consumed() - self.header_held;
             self.emit_header(on_event);
         }
     }
@@ -538,6 +562,39 @@ impl UdiffParser {
         self.binary_patch = false;
         self.header_held = 0;
         self.header = FileHeader::default();
+    }
+
+    /// What a stream ending here leaves open; `None` when it is a sentence or an error.
+    fn unclosed(&self) -> Option<Unclosed> {
+        let construct = self.machine.open_construct()?;
+        let began_at = match construct {
+            // Header lines are held until the header is confirmed: the oldest held byte.
+            Construct::FileHeader => self.confirmed(),
+            Construct::FilePatch => self.file_at,
+            Construct::HunkHeader => self.line_start(),
+            Construct::Hunk => self.hunk_at,
+            Construct::Line if self.machine.streaming().is_some() => self.line_at,
+            Construct::Line => self.line_start(),
+            // Its `literal`/`delta` line, or a base85 line after it.
+            Construct::BinaryBlock
+                if matches!(self.machine.pos, Pos::Kw { .. } | Pos::Value { .. }) =>
+            {
+                self.line_start()
+            }
+            Construct::BinaryBlock => self.block_at,
+        };
+        let owed = match construct {
+            Construct::Hunk => self
+                .machine
+                .hunk_lines_owed()
+                .map(|(old, new)| Owed::Lines { old, new }),
+            _ => None,
+        };
+        Some(Unclosed {
+            construct: construct.as_str(),
+            began_at,
+            owed,
+        })
     }
 
     /// Bytes held and not represented by any event yet.
@@ -622,8 +679,8 @@ impl PushParser for UdiffParser {
                 confirmed: self.confirmed(),
             };
         }
-        let accepting = self.machine.accepting();
-        if accepting {
+        let unclosed = self.unclosed();
+        if unclosed.is_none() {
             // A tentative header cut off by the end: it was not one.
             if let Some((lines, fallback, current)) = self.machine.give_up_tentative() {
                 self.flush_tentative(lines, fallback, on_event);
@@ -662,11 +719,7 @@ impl PushParser for UdiffParser {
             }
         }
         Outcome {
-            verdict: if accepting {
-                Verdict::Complete
-            } else {
-                Verdict::Incomplete
-            },
+            verdict: Verdict::at_end(None, unclosed),
             consumed: self.consumed(),
             confirmed: self.confirmed(),
         }

@@ -45,6 +45,7 @@
 
 use crate::contract::ParseError;
 
+use super::keyword as kw;
 use super::{Limits, Mode, UdiffErrorKind};
 
 mod allowed;
@@ -58,7 +59,7 @@ mod state;
 mod tentative;
 
 use state::{plain, Tent};
-pub use state::{Class, Fallback, Step, Stepped, END_FILE, END_HUNK};
+pub use state::{Class, Construct, Fallback, Step, Stepped, END_FILE, END_HUNK};
 pub(crate) use state::{Ctx, Div, Pos};
 
 /// The unified-diff recogniser: `Copy`, exact `allowed()` in constant time.
@@ -179,6 +180,58 @@ impl UdiffMachine {
             } => self.keyword(cands, matched, div, byte, 0),
             Pos::Value { kw, value } => self.value(kw, value, byte),
             Pos::Base85 { left, group, acc } => self.base85(left, group, acc, byte),
+        }
+    }
+
+    /// The innermost construct a stream ending here leaves open (see `docs/udiff.md`);
+    /// `None` when the input so far is a sentence or an error. A tentative header answers
+    /// for what it falls back to.
+    pub fn open_construct(&self) -> Option<Construct> {
+        if self.accepting() || self.error.is_some() {
+            return None;
+        }
+        if let Some(m) = self.resolved() {
+            return m.open_construct();
+        }
+        let named_by = |k: u8| match k {
+            kw::ATAT_DASH | kw::ATAT => Construct::HunkHeader,
+            kw::LITERAL | kw::DELTA => Construct::BinaryBlock,
+            _ => Construct::FileHeader,
+        };
+        Some(match self.pos {
+            Pos::Start => match self.ctx {
+                Ctx::AfterMinus => Construct::FileHeader,
+                Ctx::AfterPlus | Ctx::BinHdr => Construct::FilePatch,
+                Ctx::Hunk { .. } => Construct::Hunk,
+                Ctx::Base85 { .. } => Construct::BinaryBlock,
+                // The other contexts accept (checked above).
+                _ => Construct::FileHeader,
+            },
+            Pos::Kw {
+                div: Div::Body(_), ..
+            } => Construct::Line,
+            Pos::Kw { cands, .. } => {
+                let hunk = kw::bit(kw::ATAT_DASH) | kw::bit(kw::ATAT);
+                let binary = kw::bit(kw::LITERAL) | kw::bit(kw::DELTA);
+                if cands & !hunk == 0 {
+                    Construct::HunkHeader
+                } else if cands & !binary == 0 {
+                    Construct::BinaryBlock
+                } else {
+                    Construct::FileHeader
+                }
+            }
+            Pos::Value { kw, .. } => named_by(kw),
+            Pos::Stream(_) => Construct::Line,
+            Pos::Base85 { .. } => Construct::BinaryBlock,
+        })
+    }
+
+    /// The lines the current hunk still owes, in a `strict`/`git` hunk body.
+    pub fn hunk_lines_owed(&self) -> Option<(u64, u64)> {
+        match self.ctx {
+            Ctx::Hunk { old, new, .. } if !self.is_recount() => Some((old, new)),
+            _ => None,
         }
     }
 

@@ -21,6 +21,37 @@ pub enum Class {
     NoNewline,
 }
 
+/// A construct of the unified diff that a cut-off stream can leave open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Construct {
+    /// The header lines of a file patch, before its header is complete.
+    FileHeader,
+    /// A file patch whose header is complete, before its first hunk or binary block.
+    FilePatch,
+    /// A hunk header (`@@ …`) line cut before its LF.
+    HunkHeader,
+    /// A hunk whose counts are not met.
+    Hunk,
+    /// A body line or `\` line cut before its LF.
+    Line,
+    /// A binary block (`literal`/`delta` and its base85 lines).
+    BinaryBlock,
+}
+
+impl Construct {
+    /// The construct's stable name (`docs/udiff.md`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Construct::FileHeader => "file_header",
+            Construct::FilePatch => "file_patch",
+            Construct::HunkHeader => "hunk_header",
+            Construct::Hunk => "hunk",
+            Construct::Line => "line",
+            Construct::BinaryBlock => "binary_block",
+        }
+    }
+}
+
 /// What becomes of tentative header lines that turn out not to be a header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Fallback {
