@@ -2,13 +2,15 @@
 //!
 //! An example is a fenced block tagged `console`: lines starting with `$ ` are commands (a
 //! trailing `\` continues one onto the next line), run by `bash` with the freshly built
-//! `frontier` first on the `PATH`, in a scratch directory per block (the commands of one block share it) that holds the repository's
-//! `corpora/`, `grammars/` and `prompts/` (so the examples' relative paths work and what they
-//! write goes nowhere). The lines after a command, up to the next command or the end of the
-//! block, are its expected standard output, compared line by line: a line `...` stands for any
-//! number of lines and `[..]` inside a line for any text. A last line `[exit N]` gives the
+//! `frontier` first on the `PATH`, in a scratch directory per block (the commands of one block
+//! share it) that holds the repository's `corpora/`, `grammars/` and `prompts/`, so that the
+//! examples' relative paths work and what they write goes nowhere. The lines after a command,
+//! up to the next command or the end of the block, are its expected standard output, compared
+//! line by line: a line `...` stands for any number of lines and `[..]` inside a line for any
+//! text. A last line `[exit N]` gives the
 //! expected exit status (0 otherwise). The Rust examples (blocks tagged `rust`) run as
-//! doctests (`src/lib.rs` includes the pages); blocks tagged `text` show formats, not runs.
+//! doctests (`src/lib.rs` includes the pages); blocks tagged `text` show formats and `sh`
+//! commands that need what a test machine lacks (a model server, `cargo fuzz`), not runs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
