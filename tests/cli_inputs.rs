@@ -357,7 +357,7 @@ fn file_names_need_not_be_utf8_and_are_shown_escaped() {
     assert_eq!(code, 1);
     assert_eq!(
         out,
-        format!("{shown}: incomplete after 21 bytes, 14 confirmed; 1 call\n")
+        format!("{shown}: incomplete: unclosed call_line begun at byte 14; after 21 bytes, 14 confirmed; 1 call\n")
     );
     let (code, out, _) = run(
         &[
@@ -407,7 +407,10 @@ fn counts_agree_in_number() {
     let (_, out, _) = run(&os(&["check", "--lang", "ctl", "-"]), b"call a b\nend\n");
     assert_eq!(out, "-: complete after 13 bytes, 13 confirmed; 1 call\n");
     let (_, out, _) = run(&os(&["check", "--lang", "ctl", "-"]), b"c");
-    assert_eq!(out, "-: incomplete after 1 byte, 0 confirmed; 0 calls\n");
+    assert_eq!(
+        out,
+        "-: incomplete: unclosed call_line begun at byte 0; after 1 byte, 0 confirmed; 0 calls\n"
+    );
 }
 
 #[test]
