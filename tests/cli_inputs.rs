@@ -379,7 +379,9 @@ fn file_names_need_not_be_utf8_and_are_shown_escaped() {
         (1, "{\"id\":\"c1\",\"name\":\"w\",\"args\":{}}\n")
     );
     assert!(
-        err.contains(&format!("{shown}: stream cut off after 21 bytes\n")),
+        err.contains(&format!(
+            "{shown}: stream cut off after 21 bytes: unclosed call_line begun at byte 14\n"
+        )),
         "{err}"
     );
     for command in ["events", "trace"] {
