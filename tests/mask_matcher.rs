@@ -66,6 +66,7 @@ const ONE_CALL: [u32; 7] = [CALL, SP, C1, SP, READ, LF, END];
 #[test]
 fn the_matcher_is_small() {
     let size = std::mem::size_of::<Matcher<CtlMachine>>();
+    println!("Matcher<CtlMachine>: {size} bytes");
     assert!(size < 1024, "a matcher is {size} bytes");
 }
 
