@@ -36,7 +36,10 @@ fn workload() -> Vec<u8> {
     for path in read_sorted("corpora/ctl/valid", "ctl") {
         out.extend(std::fs::read(path).unwrap());
     }
-    for (i, path) in read_sorted("corpora/apply_patch", "patch").into_iter().enumerate() {
+    for (i, path) in read_sorted("corpora/apply_patch", "patch")
+        .into_iter()
+        .enumerate()
+    {
         let patch = std::fs::read(path).unwrap();
         out.extend(format!("call p{i} apply_patch\narg patch {}\n", patch.len()).as_bytes());
         out.extend(patch);
@@ -151,7 +154,10 @@ fn bench(c: &mut Criterion) {
         );
         let ids = tokens(&vocab, &text);
         let grammar = CompiledGrammar::new(Arc::clone(&vocab), CtlMachine::default());
-        report(&format!("{} cold", which.name()), latencies(&vocab, &ids, Start::Cold));
+        report(
+            &format!("{} cold", which.name()),
+            latencies(&vocab, &ids, Start::Cold),
+        );
         let grammar_prep = CompiledGrammar::new(Arc::clone(&vocab), CtlMachine::default());
         let start = Instant::now();
         let states = grammar_prep.warm_up(&prepare_sample(vocab.max_token_len()));
@@ -165,7 +171,10 @@ fn bench(c: &mut Criterion) {
             &format!("{} prepared", which.name()),
             latencies(&vocab, &ids, Start::Prepared),
         );
-        report(&format!("{} warm", which.name()), latencies(&vocab, &ids, Start::Warm));
+        report(
+            &format!("{} warm", which.name()),
+            latencies(&vocab, &ids, Start::Warm),
+        );
         let mut m = grammar.matcher();
         let mut mask = vec![0u32; vocab.mask_words()];
         for &id in &ids {

@@ -64,7 +64,11 @@ fn check_vocab(vocab: Arc<Vocabulary>, limits: Limits) -> (usize, usize) {
             assert_eq!(uncached, expected, "{name} step {i}: walk vs brute force");
             assert_eq!(cached, expected, "{name} step {i}: cache vs brute force");
             for &eos in vocab.eos() {
-                assert_eq!(bit(&cached, eos), matcher.accepting(), "{name} step {i}: EOS");
+                assert_eq!(
+                    bit(&cached, eos),
+                    matcher.accepting(),
+                    "{name} step {i}: EOS"
+                );
             }
             steps += 1;
             // Rollback of the last token gives back the previous step's exact mask.
@@ -75,7 +79,10 @@ fn check_vocab(vocab: Arc<Vocabulary>, limits: Limits) -> (usize, usize) {
                 assert_eq!(&uncached, before, "{name} step {i}: rollback");
             }
             match matcher.consume(token) {
-                Ok(()) => assert!(bit(&expected, token), "{name} step {i}: took a masked token"),
+                Ok(()) => assert!(
+                    bit(&expected, token),
+                    "{name} step {i}: took a masked token"
+                ),
                 Err(err) => {
                     assert!(!bit(&expected, token), "{name} step {i}: refused {err}");
                     assert!(
@@ -93,7 +100,10 @@ fn check_vocab(vocab: Arc<Vocabulary>, limits: Limits) -> (usize, usize) {
             assert!(matcher.is_terminated(), "{name}: EOS ends a valid file");
             matcher.fill_mask(&mut cached).unwrap();
             let eos_only = brute_mask_eos_only(&vocab);
-            assert_eq!(cached, eos_only, "{name}: after EOS the mask holds EOS only");
+            assert_eq!(
+                cached, eos_only,
+                "{name}: after EOS the mask holds EOS only"
+            );
         }
     }
     (steps, refused)
@@ -185,7 +195,10 @@ fn a_tiny_cache_evicts_and_stays_exact() {
     let sample = b"call c1 read_file\narg path 10\nsrc/lib.rsend\n";
     assert_eq!(warm.warm_up(sample), sample.len() + 1);
     let stats = warm.cache_stats();
-    assert!(stats.entries > 10 && stats.entries <= sample.len() + 1, "{stats:?}");
+    assert!(
+        stats.entries > 10 && stats.entries <= sample.len() + 1,
+        "{stats:?}"
+    );
 }
 
 /// Equal keys give equal masks: every state of the corpus whose key was seen before has the
@@ -193,7 +206,8 @@ fn a_tiny_cache_evicts_and_stays_exact() {
 #[test]
 fn states_with_equal_keys_have_equal_masks() {
     let vocab = Arc::new(tiktoken::builtin(Builtin::O200kBase).unwrap());
-    let grammar = CompiledGrammar::with_cache_capacity(Arc::clone(&vocab), CtlMachine::default(), 0);
+    let grammar =
+        CompiledGrammar::with_cache_capacity(Arc::clone(&vocab), CtlMachine::default(), 0);
     let horizon = vocab.max_token_len();
     let mut seen = std::collections::HashMap::new();
     let mut words = vec![0u32; vocab.mask_words()];

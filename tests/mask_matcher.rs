@@ -76,13 +76,20 @@ fn eos_at_the_end_terminates_and_leaves_only_eos() {
     let mut m = grammar.matcher();
     let mut mask = vec![0u32; 1];
     m.fill_mask(&mut mask).unwrap();
-    assert!(bit(&mask, EOS) && bit(&mask, EOT), "the empty stream is a sentence");
+    assert!(
+        bit(&mask, EOS) && bit(&mask, EOT),
+        "the empty stream is a sentence"
+    );
     consume_all(&mut m, &ONE_CALL);
     assert!(m.accepting());
     m.consume(EOT).unwrap();
     assert!(m.is_terminated() && m.accepting() && !m.is_error());
     m.fill_mask(&mut mask).unwrap();
-    assert_eq!(mask[0], (1 << EOS) | (1 << EOT), "after EOS the mask holds EOS only");
+    assert_eq!(
+        mask[0],
+        (1 << EOS) | (1 << EOT),
+        "after EOS the mask holds EOS only"
+    );
     let before = snapshot(&m);
     for token in [CALL, EOS, BOS, HOLE] {
         let err = m.consume(token).unwrap_err();
@@ -120,7 +127,10 @@ fn special_tokens_holes_and_ids_past_the_vocabulary_are_refused() {
     consume_all(&mut m, &[CALL, SP]);
     let before = snapshot(&m);
     assert_eq!(m.consume(BOS), Err(MaskError::SpecialToken { token: BOS }));
-    assert_eq!(m.consume(HOLE), Err(MaskError::SpecialToken { token: HOLE }));
+    assert_eq!(
+        m.consume(HOLE),
+        Err(MaskError::SpecialToken { token: HOLE })
+    );
     let err = m.consume(12).unwrap_err();
     assert_eq!(
         err,
@@ -130,7 +140,10 @@ fn special_tokens_holes_and_ids_past_the_vocabulary_are_refused() {
         }
     );
     assert!(err.to_string().contains("token_out_of_range"), "{err}");
-    assert_eq!(m.consume(u32::MAX).unwrap_err().kind(), MaskErrorKind::TokenOutOfRange);
+    assert_eq!(
+        m.consume(u32::MAX).unwrap_err().kind(),
+        MaskErrorKind::TokenOutOfRange
+    );
     assert_eq!(snapshot(&m), before);
     assert!(!bit(&before.3, BOS) && !bit(&before.3, HOLE));
     // A special token in the middle of a valid stream does not break it.
@@ -189,8 +202,14 @@ fn rollback_restores_and_refuses_past_the_history() {
     assert_eq!(snapshot(&m), before);
     m.rollback(2).unwrap();
     let now = snapshot(&m);
-    assert_eq!((now.0, now.1, now.3), (after_call.0, after_call.1, after_call.3));
-    assert_eq!(m.rollback(1).unwrap_err().kind(), MaskErrorKind::RollbackPastHistory);
+    assert_eq!(
+        (now.0, now.1, now.3),
+        (after_call.0, after_call.1, after_call.3)
+    );
+    assert_eq!(
+        m.rollback(1).unwrap_err().kind(),
+        MaskErrorKind::RollbackPastHistory
+    );
     // Depth 0 keeps nothing.
     let mut none = grammar.matcher_with_history(0);
     none.consume(CALL).unwrap();
@@ -205,7 +224,10 @@ fn validate_tokens_counts_the_accepted_prefix_and_changes_nothing() {
     let mut m = grammar.matcher();
     m.consume(CALL).unwrap();
     let before = snapshot(&m);
-    assert_eq!(m.validate_tokens(&[SP, C1, SP, READ, LF, END, EOS, CALL]), 7);
+    assert_eq!(
+        m.validate_tokens(&[SP, C1, SP, READ, LF, END, EOS, CALL]),
+        7
+    );
     assert_eq!(m.validate_tokens(&[SP, C1, LF]), 2);
     assert_eq!(m.validate_tokens(&[BOS]), 0);
     assert_eq!(m.validate_tokens(&[99]), 0);
@@ -215,17 +237,20 @@ fn validate_tokens_counts_the_accepted_prefix_and_changes_nothing() {
 
 #[test]
 fn a_buffer_of_the_wrong_length_is_an_error_and_untouched() {
-    let grammar = CompiledGrammar::new(
-        Arc::new(three_word_vocab()),
-        CtlMachine::default(),
-    );
+    let grammar = CompiledGrammar::new(Arc::new(three_word_vocab()), CtlMachine::default());
     let m = grammar.matcher();
     let words = grammar.vocab().mask_words();
     assert_eq!(words, 3);
     for len in [0, words - 1, words + 1] {
         let mut buffer = vec![0xAAAA_AAAA; len];
         let err = m.fill_mask(&mut buffer).unwrap_err();
-        assert_eq!(err, MaskError::MaskLength { expected: words, got: len });
+        assert_eq!(
+            err,
+            MaskError::MaskLength {
+                expected: words,
+                got: len
+            }
+        );
         assert!(buffer.iter().all(|&w| w == 0xAAAA_AAAA));
         let err = m.fill_mask_uncached(&mut buffer).unwrap_err();
         assert_eq!(err.kind(), MaskErrorKind::MaskLength);

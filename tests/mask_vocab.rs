@@ -39,14 +39,17 @@ fn cl100k_agrees_with_its_encoder() {
     // Every token of an encoded text spells the text back.
     let text = "call c1 read_file\narg path 10\nsrc/lib.rsend\n— déjà vu 🦀\n";
     let ids = vocab.encode(text).unwrap();
-    let spelled: Vec<u8> = ids.iter().flat_map(|&id| vocab.bytes(id).to_vec()).collect();
+    let spelled: Vec<u8> = ids
+        .iter()
+        .flat_map(|&id| vocab.bytes(id).to_vec())
+        .collect();
     assert_eq!(spelled, text.as_bytes());
 }
 
 #[test]
 fn byte_level_tokenizer_json() {
-    let vocab = hf::from_json_text(&byte_level_json(), &[EosSpec::Name("<|eot_id|>".into())])
-        .unwrap();
+    let vocab =
+        hf::from_json_text(&byte_level_json(), &[EosSpec::Name("<|eot_id|>".into())]).unwrap();
     let base = 256 + BYTE_LEVEL_WORDS.len() as u32;
     assert_eq!(vocab.size(), base + 4);
     for byte in 0..=255u8 {
@@ -131,7 +134,10 @@ fn rank_file_by_path() {
     assert_eq!(vocab.kind(2), Some(TokenKind::Hole));
     assert_eq!(vocab.bytes(3), b"\n");
     assert_eq!(vocab.eos(), &[4]);
-    assert_eq!(vocab.encode("Hello").unwrap_err().kind, VocabErrorKind::NoEncoder);
+    assert_eq!(
+        vocab.encode("Hello").unwrap_err().kind,
+        VocabErrorKind::NoEncoder
+    );
 }
 
 #[test]
@@ -156,11 +162,13 @@ fn json_error(text: &str) -> VocabErrorKind {
 #[test]
 fn bad_tokenizer_json_is_a_clear_error() {
     assert_eq!(json_error("not json"), VocabErrorKind::NotTokenizerJson);
-    assert_eq!(json_error(r#"{"foo": 1}"#), VocabErrorKind::NotTokenizerJson);
+    assert_eq!(
+        json_error(r#"{"foo": 1}"#),
+        VocabErrorKind::NotTokenizerJson
+    );
     assert_eq!(json_error(r#"[1, 2]"#), VocabErrorKind::NotTokenizerJson);
-    let byte_level = |model: &str| {
-        format!(r#"{{"decoder": {{"type": "ByteLevel"}}, "model": {model}}}"#)
-    };
+    let byte_level =
+        |model: &str| format!(r#"{{"decoder": {{"type": "ByteLevel"}}, "model": {model}}}"#);
     assert_eq!(
         json_error(&byte_level(r#"{"type": "BPE"}"#)),
         VocabErrorKind::NotTokenizerJson
@@ -170,7 +178,9 @@ fn bad_tokenizer_json_is_a_clear_error() {
         VocabErrorKind::UnknownModel
     );
     assert_eq!(
-        json_error(r#"{"decoder": {"type": "WordPiece"}, "model": {"type": "BPE", "vocab": {"a": 0}}}"#),
+        json_error(
+            r#"{"decoder": {"type": "WordPiece"}, "model": {"type": "BPE", "vocab": {"a": 0}}}"#
+        ),
         VocabErrorKind::UnknownModel
     );
     assert_eq!(
@@ -182,7 +192,9 @@ fn bad_tokenizer_json_is_a_clear_error() {
         VocabErrorKind::EmptyToken
     );
     assert_eq!(
-        json_error(&byte_level(r#"{"type": "BPE", "vocab": {"a": 1073741824}}"#)),
+        json_error(&byte_level(
+            r#"{"type": "BPE", "vocab": {"a": 1073741824}}"#
+        )),
         VocabErrorKind::IdOutOfRange
     );
     assert_eq!(
@@ -198,14 +210,18 @@ fn bad_tokenizer_json_is_a_clear_error() {
     let clash = r#"{"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0}},
                     "added_tokens": [{"id": 0, "content": "b", "special": false}]}"#;
     assert_eq!(json_error(clash), VocabErrorKind::DuplicateId);
-    let err = hf::from_json_text(&sentencepiece_json(), &[EosSpec::Name("<nope>".into())])
-        .unwrap_err();
+    let err =
+        hf::from_json_text(&sentencepiece_json(), &[EosSpec::Name("<nope>".into())]).unwrap_err();
     assert_eq!(err.kind, VocabErrorKind::UnknownEos);
     assert!(err.to_string().contains("<nope>"), "{err}");
     let err = hf::from_json_text(&sentencepiece_json(), &[EosSpec::Id(5000)]).unwrap_err();
     assert_eq!(err.kind, VocabErrorKind::UnknownEos);
     let err = hf::from_json_text(&sentencepiece_json(), &[EosSpec::Id(100)]).unwrap_err();
-    assert_eq!(err.kind, VocabErrorKind::UnknownEos, "a normal token is no EOS");
+    assert_eq!(
+        err.kind,
+        VocabErrorKind::UnknownEos,
+        "a normal token is no EOS"
+    );
     let err = hf::from_file(std::path::Path::new("/nonexistent/tokenizer.json"), &[]).unwrap_err();
     assert_eq!(err.kind, VocabErrorKind::Io);
 }
@@ -218,15 +234,28 @@ fn bad_rank_files_and_raw_ids_are_clear_errors() {
     assert!(err.message.starts_with("line 2"), "{err}");
     assert_eq!(rank("SGVsbG8= x\n").kind, VocabErrorKind::BadRankFile);
     assert_eq!(rank("!!!! 0\n").kind, VocabErrorKind::BadRankFile);
-    assert_eq!(rank("SGVsbG8= 0\nIHdvcmxk 0\n").kind, VocabErrorKind::DuplicateId);
+    assert_eq!(
+        rank("SGVsbG8= 0\nIHdvcmxk 0\n").kind,
+        VocabErrorKind::DuplicateId
+    );
     assert_eq!(rank(" 0\n").kind, VocabErrorKind::EmptyToken);
-    assert_eq!(rank("SGVsbG8= 99999999999\n").kind, VocabErrorKind::BadRankFile);
-    assert_eq!(rank("SGVsbG8= 4000000000\n").kind, VocabErrorKind::IdOutOfRange);
+    assert_eq!(
+        rank("SGVsbG8= 99999999999\n").kind,
+        VocabErrorKind::BadRankFile
+    );
+    assert_eq!(
+        rank("SGVsbG8= 4000000000\n").kind,
+        VocabErrorKind::IdOutOfRange
+    );
     let tokens = vec![b"a".to_vec(), b"b".to_vec()];
     let err = Vocabulary::from_raw(&tokens, &[2], &[]).unwrap_err();
     assert_eq!(err.kind, VocabErrorKind::IdOutOfRange);
     let err = Vocabulary::from_raw(&tokens, &[], &[7]).unwrap_err();
     assert_eq!(err.kind, VocabErrorKind::IdOutOfRange);
     let err = tiktoken::from_rank_text("SGVsbG8= 0\n", &[], &[0]).unwrap_err();
-    assert_eq!(err.kind, VocabErrorKind::UnknownEos, "EOS must be a special token");
+    assert_eq!(
+        err.kind,
+        VocabErrorKind::UnknownEos,
+        "EOS must be a special token"
+    );
 }

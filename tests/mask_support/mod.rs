@@ -26,10 +26,48 @@ pub fn gpt2_spell(bytes: &[u8]) -> String {
 /// The multi-byte tokens of the byte-level test vocabulary (ids 256 on; a single byte here
 /// would take its byte's key, and its id, in the JSON object).
 pub const BYTE_LEVEL_WORDS: &[&str] = &[
-    "call", "call ", " c", "arg", "arg ", "end", "end\n", "\nend\n", " path", " content",
-    " command", " patch", "read", "_file", " read_file\n", "src", "/src", ".rs", "lib", "end\ncall",
-    " 1", " 10", "0\n", "12", "***", " Begin", " Patch", "\n+", "    ", "  ", " world",
-    "Hello", " Hello", "é", "—", "🦀", "\u{00e9}t\u{00e9}", "ll", "ca", "al", " t", "1 ",
+    "call",
+    "call ",
+    " c",
+    "arg",
+    "arg ",
+    "end",
+    "end\n",
+    "\nend\n",
+    " path",
+    " content",
+    " command",
+    " patch",
+    "read",
+    "_file",
+    " read_file\n",
+    "src",
+    "/src",
+    ".rs",
+    "lib",
+    "end\ncall",
+    " 1",
+    " 10",
+    "0\n",
+    "12",
+    "***",
+    " Begin",
+    " Patch",
+    "\n+",
+    "    ",
+    "  ",
+    " world",
+    "Hello",
+    " Hello",
+    "é",
+    "—",
+    "🦀",
+    "\u{00e9}t\u{00e9}",
+    "ll",
+    "ca",
+    "al",
+    " t",
+    "1 ",
 ];
 
 /// A Llama-3-style byte-level `tokenizer.json`: ids 0–255 the single bytes in GPT-2 map order,
@@ -82,9 +120,16 @@ pub fn sentencepiece_json() -> String {
     for byte in 0..=255u32 {
         vocab.insert(format!("<0x{byte:02X}>"), (3 + byte).into());
     }
-    for (i, piece) in ["\u{2581}", "\u{2581}call", "al", "é", "\u{2581}\u{2581}", "<0x4>"]
-        .iter()
-        .enumerate()
+    for (i, piece) in [
+        "\u{2581}",
+        "\u{2581}call",
+        "al",
+        "é",
+        "\u{2581}\u{2581}",
+        "<0x4>",
+    ]
+    .iter()
+    .enumerate()
     {
         vocab.insert(piece.to_string(), (259 + i as u32).into());
     }
