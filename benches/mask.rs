@@ -81,7 +81,7 @@ fn prepare_sample(longest_token: u32) -> Vec<u8> {
     let body = vec![b'x'; longest_token as usize + 2];
     let mut out = format!("call c1 shell\narg command {}\n", body.len()).into_bytes();
     out.extend(body);
-    out.extend(b"end\ncall c2 read_file\narg path 9\nsrc/a.rsend\n");
+    out.extend(b"end\ncall c2 read_file\narg path 8\nsrc/a.rsend\n");
     out
 }
 
