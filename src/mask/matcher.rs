@@ -8,8 +8,8 @@
 //! The loop an engine runs: `fill_mask` into its buffer, sample a token from the allowed ones,
 //! `consume` it; on speculative tokens, `validate_tokens` or `consume` then `rollback`.
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use crate::recognizer::Recognizer;
 
@@ -24,12 +24,19 @@ pub const DEFAULT_HISTORY: usize = 32;
 /// masks of a 200,019-id vocabulary and 5,242 of a 100,277-id one.
 pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 
+/// The most keys [`CompiledGrammar`] remembers the byte-blindness of (65,536; past that, a
+/// key is checked again each time it is met).
+pub const MAX_BLIND_KEYS: usize = 1 << 16;
+
 /// A vocabulary and a language configuration, compiled once and shared by matchers.
 pub struct CompiledGrammar<R: Recognizer> {
     vocab: Arc<Vocabulary>,
     initial: R,
     horizon: u32,
     cache: MaskCache<R::Key>,
+    /// For each key met on a walk: whether a state with it is byte-blind, and if so the state
+    /// after one byte (the same, by key, whatever the byte). See [`CompiledGrammar::walk`].
+    blind: RwLock<HashMap<R::Key, Option<R>>>,
     /// Walk stacks for cache misses, reused (one per thread missing at the same time).
     stacks: Mutex<Vec<Vec<R>>>,
     /// The mask after EOS: the EOS tokens only.
@@ -70,6 +77,7 @@ impl<R: Recognizer> CompiledGrammar<R> {
             vocab,
             initial,
             cache: MaskCache::new(masks),
+            blind: RwLock::new(HashMap::new()),
             stacks: Mutex::new(Vec::new()),
             eos_mask,
         })
@@ -130,15 +138,74 @@ impl<R: Recognizer> CompiledGrammar<R> {
         Ok(())
     }
 
+    /// The successor of `state` if `state` is byte-blind: every byte is allowed and every
+    /// successor has the same key (so, by the recogniser's laws, the same future up to the
+    /// horizon); a CTL body with bytes left is. Remembered by key.
+    fn blind_successor(&self, state: &R) -> Option<R> {
+        let key = state.mask_key(self.horizon);
+        if let Some(known) = self
+            .blind
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
+            return *known;
+        }
+        let successor = (|| {
+            if state.allowed().len() != 256 {
+                return None;
+            }
+            let mut first = *state;
+            if !first.try_byte(0) {
+                return None;
+            }
+            let first_key = first.mask_key(self.horizon);
+            for byte in 1..=255u8 {
+                let mut next = *state;
+                if !next.try_byte(byte) || next.mask_key(self.horizon) != first_key {
+                    return None;
+                }
+            }
+            Some(first)
+        })();
+        let mut blind = self.blind.write().unwrap_or_else(PoisonError::into_inner);
+        if blind.len() < MAX_BLIND_KEYS {
+            blind.insert(key, successor);
+        }
+        successor
+    }
+
+    /// The mask of `state` by walking the trie. A walk first follows the byte-blind states
+    /// from `state`: if the first `k` states are blind, every token of at most `k` bytes is
+    /// allowed (a precomputed row, [`TokenTrie::short_mask`](super::TokenTrie::short_mask)),
+    /// and a longer token is allowed exactly when its bytes from `k` on are taken by the
+    /// state after `k` blind steps; so only the trie below depth `k` is walked, from the
+    /// nodes of depth `k + 1` whose byte that state allows. Sound by the recogniser laws: a
+    /// state with a blind state's key accepts what the blind one does, up to the horizon.
+    /// For a CTL body with `k` bytes left, this replaces a walk of every node of depth up to
+    /// `k` (the whole trie when `k` is near the longest token) by `k` key lookups, a copy
+    /// and a walk of the few tokens that run on into a header.
     fn walk(&self, state: &R, words: &mut [u32]) {
-        words.fill(0);
+        let trie = self.vocab.trie();
+        let mut below = *state;
+        let mut depth = 0;
+        while depth < trie.short_rows() {
+            match self.blind_successor(&below) {
+                Some(next) => {
+                    below = next;
+                    depth += 1;
+                }
+                None => break,
+            }
+        }
+        words.copy_from_slice(trie.short_mask(depth));
         let mut stack = self
             .stacks
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop()
             .unwrap_or_default();
-        self.vocab.trie().walk(*state, &mut stack, words);
+        trie.walk_below(below, depth, &mut stack, words);
         self.stacks
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

@@ -36,7 +36,19 @@ pub struct TokenTrie {
     /// Token ids, grouped by the node they end at, in node order.
     ids: Vec<u32>,
     max_depth: usize,
+    /// The nodes of depth `d` (1 ≤ `d` ≤ `indexed_depth`) whose byte is `b`, ascending:
+    /// `by_level[level_start[(d - 1) * 256 + b] .. level_start[(d - 1) * 256 + b + 1]]`.
+    level_start: Vec<u32>,
+    by_level: Vec<u32>,
+    /// Row `l` (0 ≤ `l` ≤ `short_rows`): the mask of every token of at most `l` bytes.
+    short_masks: Vec<u32>,
+    mask_words: usize,
 }
+
+/// The deepest row of [`TokenTrie::short_mask`] (and one less than the deepest level
+/// indexed by byte): 256 rows, so the masks by length stay under 256 × `ceil(V/32)` words
+/// (6.4 MB for a 200k vocabulary) whatever the longest token.
+pub const SHORT_ROWS_MAX: usize = 256;
 
 impl TokenTrie {
     /// The trie of `vocab`'s normal tokens.
@@ -83,11 +95,31 @@ impl TokenTrie {
         for &open in &path {
             nodes[open].subtree_end = end;
         }
+        let short_rows = max_depth.min(SHORT_ROWS_MAX);
+        let (level_start, by_level) = index_levels(&nodes, short_rows + 1);
+        let mask_words = vocab.mask_words();
+        let short_masks = short_masks(vocab, short_rows, mask_words);
         TokenTrie {
             nodes,
             ids,
             max_depth,
+            level_start,
+            by_level,
+            short_masks,
+            mask_words,
         }
+    }
+
+    /// The deepest row of [`short_mask`](TokenTrie::short_mask).
+    pub fn short_rows(&self) -> usize {
+        self.max_depth.min(SHORT_ROWS_MAX)
+    }
+
+    /// The mask of every normal token of at most `len` bytes (`len` ≤
+    /// [`short_rows`](TokenTrie::short_rows); past it, the last row).
+    pub fn short_mask(&self, len: usize) -> &[u32] {
+        let row = len.min(self.short_rows());
+        &self.short_masks[row * self.mask_words..(row + 1) * self.mask_words]
     }
 
     /// The number of nodes, the root included.
@@ -118,8 +150,49 @@ impl TokenTrie {
             stack.resize(self.max_depth + 1, state);
         }
         stack[0] = state;
-        let mut i = 1;
-        while i < self.nodes.len() {
+        self.scan(1, self.nodes.len(), stack, words);
+    }
+
+    /// Sets in `words` the bit of every token longer than `depth` bytes whose bytes from
+    /// index `depth` on `state` takes whole: the subtrees below depth `depth`, each walked
+    /// from `state`, visiting only the nodes whose byte `state` allows. With `depth` 0 this
+    /// is [`walk`](TokenTrie::walk). `depth` must be at most
+    /// [`short_rows`](TokenTrie::short_rows) (deeper, nothing is set).
+    pub fn walk_below<R: Recognizer>(
+        &self,
+        state: R,
+        depth: usize,
+        stack: &mut Vec<R>,
+        words: &mut [u32],
+    ) {
+        if depth > self.short_rows() {
+            return;
+        }
+        if stack.len() <= self.max_depth {
+            stack.resize(self.max_depth + 1, state);
+        }
+        let allowed = state.allowed();
+        for byte in allowed.iter() {
+            let bucket = depth * 256 + byte as usize;
+            let (Some(&start), Some(&end)) = (
+                self.level_start.get(bucket),
+                self.level_start.get(bucket + 1),
+            ) else {
+                return;
+            };
+            for &root in &self.by_level[start as usize..end as usize] {
+                stack[depth] = state;
+                let root = root as usize;
+                self.scan(root, self.nodes[root].subtree_end as usize, stack, words);
+            }
+        }
+    }
+
+    /// The pruned forward scan of nodes `from..to` (whole subtrees), the state of each
+    /// node's parent in `stack` by depth.
+    fn scan<R: Recognizer>(&self, from: usize, to: usize, stack: &mut [R], words: &mut [u32]) {
+        let mut i = from;
+        while i < to {
             let node = self.nodes[i];
             let depth = node.depth as usize;
             let mut next = stack[depth - 1];
@@ -136,4 +209,46 @@ impl TokenTrie {
             }
         }
     }
+}
+
+/// The nodes of depths 1 to `levels`, bucketed by (depth, byte), each bucket in pre-order:
+/// the offsets (`levels × 256 + 1`) and the node indices.
+fn index_levels(nodes: &[Node], levels: usize) -> (Vec<u32>, Vec<u32>) {
+    let bucket = |node: &Node| (node.depth as usize - 1) * 256 + node.byte as usize;
+    let mut start = vec![0u32; levels * 256 + 1];
+    for node in nodes.iter().skip(1).filter(|n| n.depth as usize <= levels) {
+        start[bucket(node) + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut fill = start.clone();
+    let mut by_level = vec![0u32; *start.last().unwrap_or(&0) as usize];
+    for (index, node) in nodes.iter().enumerate().skip(1) {
+        if node.depth as usize <= levels {
+            let slot = &mut fill[bucket(node)];
+            by_level[*slot as usize] = index as u32;
+            *slot += 1;
+        }
+    }
+    (start, by_level)
+}
+
+/// Rows `0..=rows` of masks: row `l` holds every normal token of at most `l` bytes.
+fn short_masks(vocab: &Vocabulary, rows: usize, words: usize) -> Vec<u32> {
+    let mut masks = vec![0u32; (rows + 1) * words];
+    for (id, bytes) in vocab.normal_tokens() {
+        if bytes.len() <= rows {
+            let at = bytes.len() * words + (id as usize >> 5);
+            masks[at] |= 1 << (id & 31);
+        }
+    }
+    for row in 1..=rows {
+        let (before, rest) = masks.split_at_mut(row * words);
+        let previous = &before[(row - 1) * words..];
+        for (word, &shorter) in rest[..words].iter_mut().zip(previous) {
+            *word |= shorter;
+        }
+    }
+    masks
 }
