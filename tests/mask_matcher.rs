@@ -64,6 +64,13 @@ fn consume_all(m: &mut Matcher<CtlMachine>, tokens: &[u32]) {
 const ONE_CALL: [u32; 7] = [CALL, SP, C1, SP, READ, LF, END];
 
 #[test]
+fn grammars_and_matchers_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<CompiledGrammar<CtlMachine>>();
+    send_sync::<Matcher<CtlMachine>>();
+}
+
+#[test]
 fn the_matcher_is_small() {
     let size = std::mem::size_of::<Matcher<CtlMachine>>();
     println!("Matcher<CtlMachine>: {size} bytes");

@@ -20,8 +20,12 @@ fn o200k_known_tokens_and_specials() {
     assert_eq!(vocab.special_name(199_999), Some("<|endoftext|>"));
     assert_eq!(vocab.kind(200_018), Some(TokenKind::Special));
     assert_eq!(vocab.special_name(200_018), Some("<|endofprompt|>"));
-    // The ids between the two special tokens are unused.
-    assert_eq!(vocab.kind(200_000), Some(TokenKind::Hole));
+    // The ids the encoding does not use are holes.
+    let holes: Vec<u32> = (0..vocab.size())
+        .filter(|&id| vocab.kind(id) == Some(TokenKind::Hole))
+        .collect();
+    let expected: Vec<u32> = std::iter::once(199_998).chain(200_000..=200_017).collect();
+    assert_eq!(holes, expected);
     assert_eq!(vocab.kind(200_019), None);
     assert_eq!(vocab.encode("Hello").unwrap(), vec![13225]);
 }
@@ -36,6 +40,11 @@ fn cl100k_agrees_with_its_encoder() {
     let eot = bpe.encode_with_special_tokens("<|endoftext|>");
     assert_eq!(vocab.eos(), &eot[..]);
     assert_eq!(vocab.size(), 100_277);
+    let holes = (0..vocab.size())
+        .filter(|&id| vocab.kind(id) == Some(TokenKind::Hole))
+        .count();
+    assert_eq!(holes, 16, "100,256 and 100,261–100,275");
+    assert_eq!(vocab.kind(100_256), Some(TokenKind::Hole));
     // Every token of an encoded text spells the text back.
     let text = "call c1 read_file\narg path 10\nsrc/lib.rsend\n— déjà vu 🦀\n";
     let ids = vocab.encode(text).unwrap();

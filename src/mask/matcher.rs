@@ -273,6 +273,10 @@ impl<R: Recognizer> Matcher<R> {
 
     /// Writes the mask into `words` (`ceil(V/32)` words, bit `t % 32` of word `t / 32` for
     /// token `t`). A buffer of another length is an error and nothing is written.
+    ///
+    /// Allocates nothing, except while the grammar's shared tables fill: a cache slot's
+    /// buffer the first time that slot is used (at most the cache's capacity over the
+    /// grammar's life) and the growth of the blind-key table (at most [`MAX_BLIND_KEYS`]).
     pub fn fill_mask(&self, words: &mut [u32]) -> Result<(), MaskError> {
         if self.terminated {
             self.grammar.check_len(words)?;

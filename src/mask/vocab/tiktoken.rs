@@ -4,7 +4,8 @@
 //! rank). The built-in encodings come from `tiktoken-rs`, which embeds OpenAI's rank files;
 //! their ids are read back from its encoder one by one, with the special tokens it defines
 //! (`<|endoftext|>` is EOS). Ids neither defines are holes (`o200k_base` has 200,019 ids with
-//! 200000–200017 unused). The built-ins carry an [`Encoder`] (`tiktoken-rs`'s BPE, special
+//! 199,998 and 200,000–200,017 unused; `cl100k_base` 100,277 with 100,256 and
+//! 100,261–100,275). The built-ins carry an [`Encoder`] (`tiktoken-rs`'s BPE, special
 //! names encoded as text); a rank file by path carries none, since the file does not say which
 //! split pattern its tokenizer uses.
 
