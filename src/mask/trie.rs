@@ -11,6 +11,12 @@
 //!
 //! Built once per vocabulary by sorting the tokens' bytes: sorted order is pre-order, and two
 //! neighbours share exactly their common prefix's nodes.
+//!
+//! Two more tables let a walk start below the root ([`TokenTrie::walk_below`]): the nodes of
+//! each depth bucketed by byte, and [`TokenTrie::short_mask`], the mask of every token up to
+//! each length. A matcher uses them when the first bytes cannot change the outcome (a CTL
+//! body with bytes left): every short token is allowed at once, and only the subtrees at the
+//! first depth that matters are walked.
 
 use crate::recognizer::Recognizer;
 
@@ -36,7 +42,7 @@ pub struct TokenTrie {
     /// Token ids, grouped by the node they end at, in node order.
     ids: Vec<u32>,
     max_depth: usize,
-    /// The nodes of depth `d` (1 ≤ `d` ≤ `indexed_depth`) whose byte is `b`, ascending:
+    /// The nodes of depth `d` (1 ≤ `d` ≤ `short_rows() + 1`) whose byte is `b`, ascending:
     /// `by_level[level_start[(d - 1) * 256 + b] .. level_start[(d - 1) * 256 + b + 1]]`.
     level_start: Vec<u32>,
     by_level: Vec<u32>,
