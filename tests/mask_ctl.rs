@@ -7,7 +7,7 @@
 //! ones with its own tokenizer, the others (and every file for the made byte-level
 //! `tokenizer.json`) are split by longest match. The brute force pushes every token of the
 //! vocabulary at every step, so the vocabularies are walked in full: the file runs in about
-//! 11 s at the test profile's opt-level 1 (2-core machine).
+//! 6–13 s at the test profile's opt-level 1 (2-core machine, shared).
 
 mod mask_support;
 
