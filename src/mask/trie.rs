@@ -203,7 +203,10 @@ impl TokenTrie {
             let depth = node.depth as usize;
             let mut next = stack[depth - 1];
             if next.try_byte(node.byte) {
-                stack[depth] = next;
+                // A leaf's state is never read.
+                if node.subtree_end as usize != i + 1 {
+                    stack[depth] = next;
+                }
                 for &id in self.node_ids(i) {
                     if let Some(word) = words.get_mut(id as usize >> 5) {
                         *word |= 1 << (id & 31);
