@@ -28,6 +28,9 @@ fn o200k_known_tokens_and_specials() {
     assert_eq!(holes, expected);
     assert_eq!(vocab.kind(200_019), None);
     assert_eq!(vocab.encode("Hello").unwrap(), vec![13225]);
+    // The default cache: 64 MiB of 25,004-byte masks.
+    let grammar = CompiledGrammar::new(Arc::new(vocab), frontier::ctl::CtlMachine::default());
+    assert_eq!(grammar.cache_stats().capacity, 2683);
 }
 
 #[test]
