@@ -75,6 +75,8 @@ fn the_matcher_is_small() {
     let size = std::mem::size_of::<Matcher<CtlMachine>>();
     println!("Matcher<CtlMachine>: {size} bytes");
     assert!(size < 1024, "a matcher is {size} bytes");
+    // One rollback entry: the state and the terminated flag.
+    assert_eq!(std::mem::size_of::<(CtlMachine, bool)>(), 64);
 }
 
 #[test]

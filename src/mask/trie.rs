@@ -261,3 +261,11 @@ fn short_masks(vocab: &Vocabulary, rows: usize, words: usize) -> Vec<u32> {
     }
     masks
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_node_is_twelve_bytes() {
+        assert_eq!(std::mem::size_of::<super::Node>(), 12);
+    }
+}
