@@ -31,6 +31,7 @@ pub mod ctl;
 pub mod event;
 pub mod harness;
 pub mod json_baseline;
+pub mod mask;
 pub mod recognizer;
 pub mod truncation;
 pub mod udiff;

@@ -1,0 +1,415 @@
+//! The compiled grammar and the matcher: token masks for one sequence.
+//!
+//! A [`CompiledGrammar`] is one (vocabulary, language configuration) pair: the vocabulary and
+//! its trie, the recogniser's initial state, the mask cache, and a pool of walk stacks. It is
+//! shared (`Arc`) by every [`Matcher`] made from it, on any thread. A matcher is one sequence:
+//! the recogniser state, whether EOS ended it, and the history that `rollback` undoes.
+//!
+//! The loop an engine runs: `fill_mask` into its buffer, sample a token from the allowed ones,
+//! `consume` it; on speculative tokens, `validate_tokens` or `consume` then `rollback`.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use crate::recognizer::Recognizer;
+
+use super::cache::{CacheStats, MaskCache};
+use super::vocab::{TokenKind, Vocabulary};
+use super::MaskError;
+
+/// The rollback depth a matcher keeps unless told otherwise: the last 32 tokens.
+pub const DEFAULT_HISTORY: usize = 32;
+
+/// The memory a grammar's mask cache may use unless told otherwise: 64 MiB, which is 2,683
+/// masks of a 200,019-id vocabulary and 5,353 of a 100,277-id one.
+pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
+
+/// The most keys [`CompiledGrammar`] remembers the byte-blindness of (65,536; past that, a
+/// key is checked again each time it is met).
+pub const MAX_BLIND_KEYS: usize = 1 << 16;
+
+/// A vocabulary and a language configuration, compiled once and shared by matchers.
+pub struct CompiledGrammar<R: Recognizer> {
+    vocab: Arc<Vocabulary>,
+    initial: R,
+    horizon: u32,
+    cache: MaskCache<R::Key>,
+    /// For each key met on a walk: whether a state with it is byte-blind, and if so the state
+    /// after one byte (the same, by key, whatever the byte). See [`CompiledGrammar::walk`].
+    blind: RwLock<HashMap<R::Key, Option<R>>>,
+    /// Walk stacks for cache misses, reused (one per thread missing at the same time).
+    stacks: Mutex<Vec<Vec<R>>>,
+    /// The mask after EOS: the EOS tokens only.
+    eos_mask: Box<[u32]>,
+}
+
+impl<R: Recognizer> std::fmt::Debug for CompiledGrammar<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledGrammar")
+            .field("vocab", &self.vocab)
+            .field("initial", &self.initial)
+            .field("cache", &self.cache.stats())
+            .finish()
+    }
+}
+
+impl<R: Recognizer> CompiledGrammar<R> {
+    /// A grammar over `vocab` starting at `initial`, with a cache of
+    /// [`DEFAULT_CACHE_BYTES`]. Builds the vocabulary's trie if it was not built yet.
+    pub fn new(vocab: Arc<Vocabulary>, initial: R) -> Arc<CompiledGrammar<R>> {
+        let masks = DEFAULT_CACHE_BYTES / (vocab.mask_words().max(1) * 4);
+        CompiledGrammar::with_cache_capacity(vocab, initial, masks)
+    }
+
+    /// A grammar whose cache holds at most `masks` masks (0: no cache).
+    pub fn with_cache_capacity(
+        vocab: Arc<Vocabulary>,
+        initial: R,
+        masks: usize,
+    ) -> Arc<CompiledGrammar<R>> {
+        let mut eos_mask = vec![0u32; vocab.mask_words()].into_boxed_slice();
+        for &id in vocab.eos() {
+            eos_mask[id as usize >> 5] |= 1 << (id & 31);
+        }
+        vocab.trie();
+        Arc::new(CompiledGrammar {
+            horizon: vocab.max_token_len(),
+            vocab,
+            initial,
+            cache: MaskCache::new(masks),
+            blind: RwLock::new(HashMap::new()),
+            stacks: Mutex::new(Vec::new()),
+            eos_mask,
+        })
+    }
+
+    /// The vocabulary.
+    pub fn vocab(&self) -> &Arc<Vocabulary> {
+        &self.vocab
+    }
+
+    /// The state every matcher starts in.
+    pub fn initial(&self) -> R {
+        self.initial
+    }
+
+    /// A matcher at the start, keeping [`DEFAULT_HISTORY`] tokens of rollback.
+    pub fn matcher(self: &Arc<Self>) -> Matcher<R> {
+        self.matcher_with_history(DEFAULT_HISTORY)
+    }
+
+    /// A matcher at the start, keeping `depth` tokens of rollback.
+    pub fn matcher_with_history(self: &Arc<Self>, depth: usize) -> Matcher<R> {
+        Matcher {
+            grammar: Arc::clone(self),
+            state: self.initial,
+            terminated: false,
+            history: VecDeque::with_capacity(depth),
+            depth,
+        }
+    }
+
+    /// The cache's hits, misses and size.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.cache.stats()
+    }
+
+    /// Empties the cache.
+    pub fn clear_cache(&self) {
+        self.cache.clear();
+    }
+
+    fn check_len(&self, words: &[u32]) -> Result<(), MaskError> {
+        let expected = self.vocab.mask_words();
+        if words.len() != expected {
+            return Err(MaskError::MaskLength {
+                expected,
+                got: words.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes the mask of `state` into `words` by walking the trie, bypassing the cache.
+    /// Allocates only the first time a walk stack is needed on a thread missing concurrently.
+    pub fn fill_uncached(&self, state: &R, words: &mut [u32]) -> Result<(), MaskError> {
+        self.check_len(words)?;
+        self.walk(state, words);
+        Ok(())
+    }
+
+    /// The successor of `state` if `state` is byte-blind: every byte is allowed and every
+    /// successor has the same key (so, by the recogniser's laws, the same future up to the
+    /// horizon); a CTL body with bytes left is. Remembered by key.
+    fn blind_successor(&self, state: &R) -> Option<R> {
+        let key = state.mask_key(self.horizon);
+        if let Some(known) = self
+            .blind
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
+            return *known;
+        }
+        let successor = (|| {
+            if state.allowed().len() != 256 {
+                return None;
+            }
+            let mut first = *state;
+            if !first.try_byte(0) {
+                return None;
+            }
+            let first_key = first.mask_key(self.horizon);
+            for byte in 1..=255u8 {
+                let mut next = *state;
+                if !next.try_byte(byte) || next.mask_key(self.horizon) != first_key {
+                    return None;
+                }
+            }
+            Some(first)
+        })();
+        let mut blind = self.blind.write().unwrap_or_else(PoisonError::into_inner);
+        if blind.len() < MAX_BLIND_KEYS {
+            blind.insert(key, successor);
+        }
+        successor
+    }
+
+    /// The mask of `state` by walking the trie. A walk first follows the byte-blind states
+    /// from `state`: if the first `k` states are blind, every token of at most `k` bytes is
+    /// allowed (a precomputed row, [`TokenTrie::short_mask`](super::TokenTrie::short_mask)),
+    /// and a longer token is allowed exactly when its bytes from `k` on are taken by the
+    /// state after `k` blind steps; so only the trie below depth `k` is walked, from the
+    /// nodes of depth `k + 1` whose byte that state allows. Sound by the recogniser laws: a
+    /// state with a blind state's key accepts what the blind one does, up to the horizon.
+    /// For a CTL body with `k` bytes left, this replaces a walk of every node of depth up to
+    /// `k` (the whole trie when `k` is near the longest token) by `k` key lookups, a copy
+    /// and a walk of the few tokens that run on into a header.
+    fn walk(&self, state: &R, words: &mut [u32]) {
+        let trie = self.vocab.trie();
+        let mut below = *state;
+        let mut depth = 0;
+        while depth < trie.short_rows() {
+            match self.blind_successor(&below) {
+                Some(next) => {
+                    below = next;
+                    depth += 1;
+                }
+                None => break,
+            }
+        }
+        words.copy_from_slice(trie.short_mask(depth));
+        let mut stack = self
+            .stacks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default();
+        trie.walk_below(below, depth, &mut stack, words);
+        self.stacks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(stack);
+        if state.accepting() {
+            for &id in self.vocab.eos() {
+                words[id as usize >> 5] |= 1 << (id & 31);
+            }
+        }
+    }
+
+    /// Writes the mask of `state` into `words`: from the cache if its key is there, else by a
+    /// walk whose result the cache keeps.
+    pub fn fill(&self, state: &R, words: &mut [u32]) -> Result<(), MaskError> {
+        self.check_len(words)?;
+        let key = state.mask_key(self.horizon);
+        if !self.cache.get(&key, words) {
+            self.walk(state, words);
+            self.cache.insert(key, words);
+        }
+        Ok(())
+    }
+
+    /// Fills the cache with the masks of every state a recogniser passes through reading
+    /// `sample` from the start (a refused byte ends the sample), and returns how many states
+    /// that was. An explicit warm-up: later matchers find those keys already computed.
+    pub fn warm_up(&self, sample: &[u8]) -> usize {
+        let mut words = vec![0u32; self.vocab.mask_words()];
+        let mut state = self.initial;
+        let mut bytes = sample.iter();
+        let mut states = 0;
+        loop {
+            let _ = self.fill(&state, &mut words);
+            states += 1;
+            match bytes.next() {
+                Some(&byte) if state.try_byte(byte) => {}
+                _ => break,
+            }
+        }
+        states
+    }
+}
+
+/// One sequence's matcher (see the module docs). `Clone` forks the sequence.
+#[derive(Clone, Debug)]
+pub struct Matcher<R: Recognizer> {
+    grammar: Arc<CompiledGrammar<R>>,
+    state: R,
+    terminated: bool,
+    /// Before each kept token: the state and whether EOS had ended the sequence.
+    history: VecDeque<(R, bool)>,
+    depth: usize,
+}
+
+impl<R: Recognizer> Matcher<R> {
+    /// The grammar this matcher was made from.
+    pub fn grammar(&self) -> &Arc<CompiledGrammar<R>> {
+        &self.grammar
+    }
+
+    /// The recogniser state.
+    pub fn state(&self) -> R {
+        self.state
+    }
+
+    /// Writes the mask into `words` (`ceil(V/32)` words, bit `t % 32` of word `t / 32` for
+    /// token `t`). A buffer of another length is an error and nothing is written.
+    ///
+    /// Allocates nothing, except while the grammar's shared tables fill: a cache slot's
+    /// buffer the first time that slot is used (at most the cache's capacity over the
+    /// grammar's life) and the growth of the blind-key table (at most [`MAX_BLIND_KEYS`]).
+    pub fn fill_mask(&self, words: &mut [u32]) -> Result<(), MaskError> {
+        if self.terminated {
+            self.grammar.check_len(words)?;
+            words.copy_from_slice(&self.grammar.eos_mask);
+            return Ok(());
+        }
+        self.grammar.fill(&self.state, words)
+    }
+
+    /// [`fill_mask`](Matcher::fill_mask) by a fresh trie walk, bypassing the cache.
+    pub fn fill_mask_uncached(&self, words: &mut [u32]) -> Result<(), MaskError> {
+        if self.terminated {
+            return self.fill_mask(words);
+        }
+        self.grammar.fill_uncached(&self.state, words)
+    }
+
+    /// The state after `token` from `(state, terminated)`, or why it is refused.
+    fn step(&self, state: R, terminated: bool, token: u32) -> Result<(R, bool), MaskError> {
+        let vocab = &self.grammar.vocab;
+        let Some(kind) = vocab.kind(token) else {
+            return Err(MaskError::TokenOutOfRange {
+                token,
+                vocab_size: vocab.size(),
+            });
+        };
+        if terminated {
+            return Err(MaskError::Terminated { token });
+        }
+        match kind {
+            TokenKind::Normal => {
+                let bytes = vocab.bytes(token);
+                let mut next = state;
+                let taken = next.try_bytes(bytes);
+                match bytes.get(taken) {
+                    None => Ok((next, false)),
+                    Some(&byte) => Err(MaskError::TokenRefused {
+                        token,
+                        offset: taken as u32,
+                        byte,
+                    }),
+                }
+            }
+            TokenKind::Eos if state.accepting() => Ok((state, true)),
+            TokenKind::Eos => Err(MaskError::EosTooEarly { token }),
+            TokenKind::Special | TokenKind::Hole => Err(MaskError::SpecialToken { token }),
+        }
+    }
+
+    /// Takes `token`. A refused token is an error that changes nothing: the matcher stays
+    /// usable. EOS is taken only when the text is a sentence, and ends the sequence.
+    pub fn consume(&mut self, token: u32) -> Result<(), MaskError> {
+        let (state, terminated) = self.step(self.state, self.terminated, token)?;
+        if self.depth > 0 {
+            if self.history.len() == self.depth {
+                self.history.pop_front();
+            }
+            self.history.push_back((self.state, self.terminated));
+        }
+        self.state = state;
+        self.terminated = terminated;
+        Ok(())
+    }
+
+    /// Undoes the last `n` tokens (EOS counts as one). Past the kept history it is an error
+    /// and nothing changes.
+    pub fn rollback(&mut self, n: usize) -> Result<(), MaskError> {
+        if n > self.history.len() {
+            return Err(MaskError::RollbackPastHistory {
+                requested: n,
+                kept: self.history.len(),
+            });
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let keep = self.history.len() - n;
+        if let Some(&(state, terminated)) = self.history.get(keep) {
+            self.state = state;
+            self.terminated = terminated;
+        }
+        self.history.truncate(keep);
+        Ok(())
+    }
+
+    /// How many of `tokens`, from the first, would be taken in turn; the matcher is unchanged.
+    pub fn validate_tokens(&self, tokens: &[u32]) -> usize {
+        let (mut state, mut terminated) = (self.state, self.terminated);
+        for (i, &token) in tokens.iter().enumerate() {
+            match self.step(state, terminated, token) {
+                Ok(next) => (state, terminated) = next,
+                Err(_) => return i,
+            }
+        }
+        tokens.len()
+    }
+
+    /// Appends the bytes every viable continuation starts with (none once terminated).
+    pub fn forced_bytes(&self, out: &mut Vec<u8>) {
+        if !self.terminated {
+            self.state.forced_bytes(out);
+        }
+    }
+
+    /// Whether an EOS token is allowed now: the text is a sentence (and stays one after EOS).
+    pub fn accepting(&self) -> bool {
+        self.terminated || self.state.accepting()
+    }
+
+    /// Whether EOS ended the sequence.
+    pub fn is_terminated(&self) -> bool {
+        self.terminated
+    }
+
+    /// Whether the sequence is stuck: not ended, and no token of the vocabulary (EOS
+    /// included) is allowed. Answered from the mask, so it costs a cache lookup or a walk.
+    pub fn is_error(&self) -> bool {
+        if self.terminated {
+            return false;
+        }
+        let mut words = vec![0u32; self.grammar.vocab.mask_words()];
+        self.fill_mask(&mut words).is_ok() && words.iter().all(|&w| w == 0)
+    }
+
+    /// Back to the start: the initial state, not terminated, no history.
+    pub fn reset(&mut self) {
+        self.state = self.grammar.initial;
+        self.terminated = false;
+        self.history.clear();
+    }
+
+    /// How many tokens `rollback` can undo now.
+    pub fn history_len(&self) -> usize {
+        self.history.len()
+    }
+}

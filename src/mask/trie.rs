@@ -1,0 +1,271 @@
+//! The token trie: every normal token of a vocabulary as a path of bytes, laid out flat in
+//! depth-first pre-order, so that computing a mask is one forward scan.
+//!
+//! Node `i` holds its byte, its depth, the ids whose bytes end there (several ids may share
+//! bytes), and `subtree_end`, the index just past its subtree. The walk keeps one recogniser
+//! state per depth: at node `i` of depth `d` it tries the byte on the state of depth `d − 1`;
+//! if the byte is taken, the ids ending at `i` are allowed and the walk goes on to `i + 1`
+//! (its first child); if not, no token below `i` can be allowed either, and the walk jumps to
+//! `subtree_end`, skipping the whole subtree. Nothing is allocated during a walk: the stack of
+//! states is the caller's, [`TokenTrie::max_depth`] + 1 long.
+//!
+//! Built once per vocabulary by sorting the tokens' bytes: sorted order is pre-order, and two
+//! neighbours share exactly their common prefix's nodes.
+//!
+//! Two more tables let a walk start below the root ([`TokenTrie::walk_below`]): the nodes of
+//! each depth bucketed by byte, and [`TokenTrie::short_mask`], the mask of every token up to
+//! each length. A matcher uses them when the first bytes cannot change the outcome (a CTL
+//! body with bytes left): every short token is allowed at once, and only the subtrees at the
+//! first depth that matters are walked.
+
+use crate::recognizer::Recognizer;
+
+use super::vocab::Vocabulary;
+
+/// One trie node (12 bytes).
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    /// The index just past this node's subtree.
+    subtree_end: u32,
+    /// The first of this node's ids in `TokenTrie::ids`; the next node's `ids_start` ends them.
+    ids_start: u32,
+    /// The node's depth: 1 for a token's first byte.
+    depth: u16,
+    byte: u8,
+}
+
+/// A vocabulary's normal tokens as a flat trie (see the module docs).
+#[derive(Clone, Debug)]
+pub struct TokenTrie {
+    /// Pre-order; node 0 is the root (no byte).
+    nodes: Vec<Node>,
+    /// Token ids, grouped by the node they end at, in node order.
+    ids: Vec<u32>,
+    max_depth: usize,
+    /// The nodes of depth `d` (1 ≤ `d` ≤ `short_rows() + 1`) whose byte is `b`, ascending:
+    /// `by_level[level_start[(d - 1) * 256 + b] .. level_start[(d - 1) * 256 + b + 1]]`.
+    level_start: Vec<u32>,
+    by_level: Vec<u32>,
+    /// Row `l` (0 ≤ `l` ≤ `short_rows`): the mask of every token of at most `l` bytes.
+    short_masks: Vec<u32>,
+    mask_words: usize,
+}
+
+/// The deepest row of [`TokenTrie::short_mask`] (and one less than the deepest level
+/// indexed by byte): 256 rows, so the masks by length stay under 256 × `ceil(V/32)` words
+/// (6.4 MB for a 200k vocabulary) whatever the longest token.
+pub const SHORT_ROWS_MAX: usize = 256;
+
+impl TokenTrie {
+    /// The trie of `vocab`'s normal tokens.
+    pub fn build(vocab: &Vocabulary) -> TokenTrie {
+        let mut order: Vec<(u32, &[u8])> = vocab.normal_tokens().collect();
+        order.sort_unstable_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(&b.0)));
+        let mut nodes = vec![Node {
+            subtree_end: 0,
+            ids_start: 0,
+            depth: 0,
+            byte: 0,
+        }];
+        let mut ids = Vec::with_capacity(order.len());
+        // `path[d]` is the node at depth `d` on the current token's path (`path[0]`: root).
+        let mut path: Vec<usize> = vec![0];
+        let mut previous: &[u8] = &[];
+        let mut max_depth = 0;
+        for (id, bytes) in order {
+            let common = previous
+                .iter()
+                .zip(bytes)
+                .take_while(|(a, b)| a == b)
+                .count();
+            // Close the nodes of the previous token below the shared prefix.
+            while path.len() > common + 1 {
+                if let Some(closed) = path.pop() {
+                    nodes[closed].subtree_end = nodes.len() as u32;
+                }
+            }
+            for (depth, &byte) in bytes.iter().enumerate().skip(common) {
+                path.push(nodes.len());
+                nodes.push(Node {
+                    subtree_end: 0,
+                    ids_start: ids.len() as u32,
+                    depth: (depth + 1) as u16,
+                    byte,
+                });
+            }
+            ids.push(id);
+            max_depth = max_depth.max(bytes.len());
+            previous = bytes;
+        }
+        let end = nodes.len() as u32;
+        for &open in &path {
+            nodes[open].subtree_end = end;
+        }
+        let short_rows = max_depth.min(SHORT_ROWS_MAX);
+        let (level_start, by_level) = index_levels(&nodes, short_rows + 1);
+        let mask_words = vocab.mask_words();
+        let short_masks = short_masks(vocab, short_rows, mask_words);
+        TokenTrie {
+            nodes,
+            ids,
+            max_depth,
+            level_start,
+            by_level,
+            short_masks,
+            mask_words,
+        }
+    }
+
+    /// The deepest row of [`short_mask`](TokenTrie::short_mask).
+    pub fn short_rows(&self) -> usize {
+        self.max_depth.min(SHORT_ROWS_MAX)
+    }
+
+    /// The mask of every normal token of at most `len` bytes (`len` ≤
+    /// [`short_rows`](TokenTrie::short_rows); past it, the last row).
+    pub fn short_mask(&self, len: usize) -> &[u32] {
+        let row = len.min(self.short_rows());
+        &self.short_masks[row * self.mask_words..(row + 1) * self.mask_words]
+    }
+
+    /// The number of nodes, the root included.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The longest token, in bytes: a walk's stack holds `max_depth() + 1` states.
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+
+    fn node_ids(&self, index: usize) -> &[u32] {
+        let start = self.nodes[index].ids_start as usize;
+        let end = self
+            .nodes
+            .get(index + 1)
+            .map_or(self.ids.len(), |next| next.ids_start as usize);
+        &self.ids[start..end]
+    }
+
+    /// Sets in `words` the bit of every normal token whose bytes `state` takes whole (the
+    /// bits it does not set are left as they are; ids past `words` are skipped). `stack` is
+    /// the walk's buffer of states, grown to [`max_depth`](TokenTrie::max_depth) + 1 if it is
+    /// shorter (the only allocation, made once per buffer).
+    pub fn walk<R: Recognizer>(&self, state: R, stack: &mut Vec<R>, words: &mut [u32]) {
+        if stack.len() <= self.max_depth {
+            stack.resize(self.max_depth + 1, state);
+        }
+        stack[0] = state;
+        self.scan(1, self.nodes.len(), stack, words);
+    }
+
+    /// Sets in `words` the bit of every token longer than `depth` bytes whose bytes from
+    /// index `depth` on `state` takes whole: the subtrees below depth `depth`, each walked
+    /// from `state`, visiting only the nodes whose byte `state` allows. With `depth` 0 this
+    /// is [`walk`](TokenTrie::walk). `depth` must be at most
+    /// [`short_rows`](TokenTrie::short_rows) (deeper, nothing is set).
+    pub fn walk_below<R: Recognizer>(
+        &self,
+        state: R,
+        depth: usize,
+        stack: &mut Vec<R>,
+        words: &mut [u32],
+    ) {
+        if depth > self.short_rows() {
+            return;
+        }
+        if stack.len() <= self.max_depth {
+            stack.resize(self.max_depth + 1, state);
+        }
+        let allowed = state.allowed();
+        for byte in allowed.iter() {
+            let bucket = depth * 256 + byte as usize;
+            let (Some(&start), Some(&end)) = (
+                self.level_start.get(bucket),
+                self.level_start.get(bucket + 1),
+            ) else {
+                return;
+            };
+            for &root in &self.by_level[start as usize..end as usize] {
+                stack[depth] = state;
+                let root = root as usize;
+                self.scan(root, self.nodes[root].subtree_end as usize, stack, words);
+            }
+        }
+    }
+
+    /// The pruned forward scan of nodes `from..to` (whole subtrees), the state of each
+    /// node's parent in `stack` by depth.
+    fn scan<R: Recognizer>(&self, from: usize, to: usize, stack: &mut [R], words: &mut [u32]) {
+        let mut i = from;
+        while i < to {
+            let node = self.nodes[i];
+            let depth = node.depth as usize;
+            let mut next = stack[depth - 1];
+            if next.try_byte(node.byte) {
+                // A leaf's state is never read.
+                if node.subtree_end as usize != i + 1 {
+                    stack[depth] = next;
+                }
+                for &id in self.node_ids(i) {
+                    if let Some(word) = words.get_mut(id as usize >> 5) {
+                        *word |= 1 << (id & 31);
+                    }
+                }
+                i += 1;
+            } else {
+                i = node.subtree_end as usize;
+            }
+        }
+    }
+}
+
+/// The nodes of depths 1 to `levels`, bucketed by (depth, byte), each bucket in pre-order:
+/// the offsets (`levels × 256 + 1`) and the node indices.
+fn index_levels(nodes: &[Node], levels: usize) -> (Vec<u32>, Vec<u32>) {
+    let bucket = |node: &Node| (node.depth as usize - 1) * 256 + node.byte as usize;
+    let mut start = vec![0u32; levels * 256 + 1];
+    for node in nodes.iter().skip(1).filter(|n| n.depth as usize <= levels) {
+        start[bucket(node) + 1] += 1;
+    }
+    for i in 1..start.len() {
+        start[i] += start[i - 1];
+    }
+    let mut fill = start.clone();
+    let mut by_level = vec![0u32; *start.last().unwrap_or(&0) as usize];
+    for (index, node) in nodes.iter().enumerate().skip(1) {
+        if node.depth as usize <= levels {
+            let slot = &mut fill[bucket(node)];
+            by_level[*slot as usize] = index as u32;
+            *slot += 1;
+        }
+    }
+    (start, by_level)
+}
+
+/// Rows `0..=rows` of masks: row `l` holds every normal token of at most `l` bytes.
+fn short_masks(vocab: &Vocabulary, rows: usize, words: usize) -> Vec<u32> {
+    let mut masks = vec![0u32; (rows + 1) * words];
+    for (id, bytes) in vocab.normal_tokens() {
+        if bytes.len() <= rows {
+            let at = bytes.len() * words + (id as usize >> 5);
+            masks[at] |= 1 << (id & 31);
+        }
+    }
+    for row in 1..=rows {
+        let (before, rest) = masks.split_at_mut(row * words);
+        let previous = &before[(row - 1) * words..];
+        for (word, &shorter) in rest[..words].iter_mut().zip(previous) {
+            *word |= shorter;
+        }
+    }
+    masks
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_node_is_twelve_bytes() {
+        assert_eq!(std::mem::size_of::<super::Node>(), 12);
+    }
+}

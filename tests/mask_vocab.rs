@@ -1,0 +1,273 @@
+//! Vocabulary loading: the built-in tiktoken encodings, `.tiktoken` files, byte-level and
+//! SentencePiece `tokenizer.json` files made here, raw bytes; and every bad input's error.
+
+mod mask_support;
+
+use std::sync::Arc;
+
+use frontier::mask::vocab::hf::{self, EosSpec};
+use frontier::mask::vocab::tiktoken::{self, Builtin};
+use frontier::mask::{CompiledGrammar, TokenKind, VocabErrorKind, Vocabulary};
+use mask_support::*;
+
+#[test]
+fn o200k_known_tokens_and_specials() {
+    let vocab = tiktoken::builtin(Builtin::O200kBase).unwrap();
+    assert_eq!(vocab.size(), 200_019);
+    assert_eq!(vocab.bytes(13225), b"Hello");
+    assert_eq!(vocab.kind(13225), Some(TokenKind::Normal));
+    assert_eq!(vocab.eos(), &[199_999]);
+    assert_eq!(vocab.special_name(199_999), Some("<|endoftext|>"));
+    assert_eq!(vocab.kind(200_018), Some(TokenKind::Special));
+    assert_eq!(vocab.special_name(200_018), Some("<|endofprompt|>"));
+    // The ids the encoding does not use are holes.
+    let holes: Vec<u32> = (0..vocab.size())
+        .filter(|&id| vocab.kind(id) == Some(TokenKind::Hole))
+        .collect();
+    let expected: Vec<u32> = std::iter::once(199_998).chain(200_000..=200_017).collect();
+    assert_eq!(holes, expected);
+    assert_eq!(vocab.kind(200_019), None);
+    assert_eq!(vocab.encode("Hello").unwrap(), vec![13225]);
+    // The default cache: 64 MiB of 25,004-byte masks.
+    let grammar = CompiledGrammar::new(Arc::new(vocab), frontier::ctl::CtlMachine::default());
+    assert_eq!(grammar.cache_stats().capacity, 2683);
+}
+
+#[test]
+fn cl100k_agrees_with_its_encoder() {
+    let vocab = tiktoken::builtin(Builtin::Cl100kBase).unwrap();
+    let bpe = tiktoken_rs::cl100k_base_singleton();
+    let hello = bpe.encode_ordinary("Hello");
+    assert_eq!(hello.len(), 1);
+    assert_eq!(vocab.bytes(hello[0]), b"Hello");
+    let eot = bpe.encode_with_special_tokens("<|endoftext|>");
+    assert_eq!(vocab.eos(), &eot[..]);
+    assert_eq!(vocab.size(), 100_277);
+    let holes = (0..vocab.size())
+        .filter(|&id| vocab.kind(id) == Some(TokenKind::Hole))
+        .count();
+    assert_eq!(holes, 16, "100,256 and 100,261–100,275");
+    assert_eq!(vocab.kind(100_256), Some(TokenKind::Hole));
+    // Every token of an encoded text spells the text back.
+    let text = "call c1 read_file\narg path 10\nsrc/lib.rsend\n— déjà vu 🦀\n";
+    let ids = vocab.encode(text).unwrap();
+    let spelled: Vec<u8> = ids
+        .iter()
+        .flat_map(|&id| vocab.bytes(id).to_vec())
+        .collect();
+    assert_eq!(spelled, text.as_bytes());
+}
+
+#[test]
+fn byte_level_tokenizer_json() {
+    let vocab =
+        hf::from_json_text(&byte_level_json(), &[EosSpec::Name("<|eot_id|>".into())]).unwrap();
+    let base = 256 + BYTE_LEVEL_WORDS.len() as u32;
+    assert_eq!(vocab.size(), base + 4);
+    for byte in 0..=255u8 {
+        assert_eq!(vocab.bytes(byte as u32), [byte], "single byte {byte}");
+    }
+    assert_eq!(vocab.bytes(byte_level_id(" Hello")), b" Hello");
+    assert_eq!(vocab.bytes(byte_level_id("end\n")), b"end\n");
+    assert_eq!(vocab.bytes(byte_level_id("🦀")), "🦀".as_bytes());
+    assert_eq!(vocab.kind(base), Some(TokenKind::Special));
+    assert_eq!(vocab.special_name(base), Some("<|begin_of_text|>"));
+    assert_eq!(vocab.kind(base + 1), Some(TokenKind::Eos));
+    assert_eq!(vocab.eos(), &[base + 1]);
+    // An added token that is not special is its content's bytes.
+    assert_eq!(vocab.kind(base + 2), Some(TokenKind::Normal));
+    assert_eq!(vocab.bytes(base + 2), b"<tool>");
+    assert_eq!(vocab.kind(base + 3), Some(TokenKind::Special));
+}
+
+#[test]
+fn sentencepiece_tokenizer_json_with_byte_fallback() {
+    let vocab = hf::from_json_text(&sentencepiece_json(), &[EosSpec::Id(2)]).unwrap();
+    assert_eq!(vocab.size(), 265);
+    assert_eq!(vocab.kind(0), Some(TokenKind::Special));
+    assert_eq!(vocab.kind(1), Some(TokenKind::Special));
+    assert_eq!(vocab.kind(2), Some(TokenKind::Eos));
+    assert_eq!(vocab.bytes(3 + 0x41), b"A");
+    assert_eq!(vocab.bytes(3 + 0xFF), [0xFF]);
+    assert_eq!(vocab.bytes(3 + 0x20), b" ");
+    assert_eq!(vocab.bytes(259), b" ");
+    assert_eq!(vocab.bytes(260), b" call");
+    assert_eq!(vocab.bytes(262), "é".as_bytes());
+    assert_eq!(vocab.bytes(263), b"  ");
+    assert_eq!(vocab.bytes(264), b"<0x4>");
+    // Two ids with the same bytes (`▁` and `<0x20>`) are both kept and both allowed.
+    let grammar = CompiledGrammar::new(Arc::new(vocab), frontier::ctl::CtlMachine::default());
+    let mut matcher = grammar.matcher();
+    for id in greedy_tokenize(grammar.vocab(), b"call c1") {
+        matcher.consume(id).unwrap();
+    }
+    let mut mask = vec![0; grammar.vocab().mask_words()];
+    matcher.fill_mask(&mut mask).unwrap();
+    assert!(bit(&mask, 259) && bit(&mask, 3 + 0x20));
+}
+
+#[test]
+fn tokenizer_config_beside_the_file_names_eos() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tokenizer.json");
+    std::fs::write(&path, sentencepiece_json()).unwrap();
+    // No config: no EOS token.
+    assert_eq!(hf::from_file(&path, &[]).unwrap().eos(), &[] as &[u32]);
+    std::fs::write(
+        dir.path().join("tokenizer_config.json"),
+        r#"{"eos_token": {"content": "</s>", "special": true}, "bos_token": "<s>"}"#,
+    )
+    .unwrap();
+    assert_eq!(hf::from_file(&path, &[]).unwrap().eos(), &[2]);
+    // The caller's choice wins over the config's.
+    assert_eq!(hf::from_file(&path, &[EosSpec::Id(1)]).unwrap().eos(), &[1]);
+    let path = dir.path().join("byte_level").join("tokenizer.json");
+    std::fs::create_dir(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, byte_level_json()).unwrap();
+    std::fs::write(
+        path.with_file_name("tokenizer_config.json"),
+        r#"{"eos_token": "<|eot_id|>"}"#,
+    )
+    .unwrap();
+    let vocab = hf::from_file(&path, &[]).unwrap();
+    assert_eq!(vocab.eos(), &[256 + BYTE_LEVEL_WORDS.len() as u32 + 1]);
+}
+
+#[test]
+fn rank_file_by_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiny.tiktoken");
+    // "Hello", " world", "\n"
+    std::fs::write(&path, "SGVsbG8= 0\nIHdvcmxk 1\nCg== 3\n").unwrap();
+    let vocab = tiktoken::from_rank_file(&path, &[("<|endoftext|>".into(), 4)], &[4]).unwrap();
+    assert_eq!(vocab.size(), 5);
+    assert_eq!(vocab.bytes(0), b"Hello");
+    assert_eq!(vocab.bytes(1), b" world");
+    assert_eq!(vocab.kind(2), Some(TokenKind::Hole));
+    assert_eq!(vocab.bytes(3), b"\n");
+    assert_eq!(vocab.eos(), &[4]);
+    assert_eq!(
+        vocab.encode("Hello").unwrap_err().kind,
+        VocabErrorKind::NoEncoder
+    );
+}
+
+#[test]
+fn raw_bytes_with_special_and_eos_ids() {
+    let tokens: Vec<Vec<u8>> = vec![b"a".to_vec(), vec![], b"<s>".to_vec(), b"</s>".to_vec()];
+    let vocab = Vocabulary::from_raw(&tokens, &[2], &[3]).unwrap();
+    assert_eq!(vocab.kind(0), Some(TokenKind::Normal));
+    assert_eq!(vocab.kind(1), Some(TokenKind::Hole));
+    assert_eq!(vocab.kind(2), Some(TokenKind::Special));
+    assert_eq!(vocab.kind(3), Some(TokenKind::Eos));
+    assert_eq!(vocab.bytes(2), b"", "a special token stands for no bytes");
+    assert_eq!(vocab.special_name(3), Some("</s>"));
+    assert_eq!(vocab.mask_words(), 1);
+    fn is_send_sync<T: Send + Sync>() {}
+    is_send_sync::<Vocabulary>();
+}
+
+fn json_error(text: &str) -> VocabErrorKind {
+    hf::from_json_text(text, &[]).unwrap_err().kind
+}
+
+#[test]
+fn bad_tokenizer_json_is_a_clear_error() {
+    assert_eq!(json_error("not json"), VocabErrorKind::NotTokenizerJson);
+    assert_eq!(
+        json_error(r#"{"foo": 1}"#),
+        VocabErrorKind::NotTokenizerJson
+    );
+    assert_eq!(json_error(r#"[1, 2]"#), VocabErrorKind::NotTokenizerJson);
+    let byte_level =
+        |model: &str| format!(r#"{{"decoder": {{"type": "ByteLevel"}}, "model": {model}}}"#);
+    assert_eq!(
+        json_error(&byte_level(r#"{"type": "BPE"}"#)),
+        VocabErrorKind::NotTokenizerJson
+    );
+    assert_eq!(
+        json_error(&byte_level(r#"{"type": "WordPiece", "vocab": {"a": 0}}"#)),
+        VocabErrorKind::UnknownModel
+    );
+    assert_eq!(
+        json_error(
+            r#"{"decoder": {"type": "WordPiece"}, "model": {"type": "BPE", "vocab": {"a": 0}}}"#
+        ),
+        VocabErrorKind::UnknownModel
+    );
+    assert_eq!(
+        json_error(&byte_level(r#"{"type": "BPE", "vocab": {"a": 5, "b": 5}}"#)),
+        VocabErrorKind::DuplicateId
+    );
+    assert_eq!(
+        json_error(&byte_level(r#"{"type": "BPE", "vocab": {"": 0}}"#)),
+        VocabErrorKind::EmptyToken
+    );
+    assert_eq!(
+        json_error(&byte_level(
+            r#"{"type": "BPE", "vocab": {"a": 1073741824}}"#
+        )),
+        VocabErrorKind::IdOutOfRange
+    );
+    assert_eq!(
+        json_error(&byte_level(r#"{"type": "BPE", "vocab": {"a": -1}}"#)),
+        VocabErrorKind::IdOutOfRange
+    );
+    // A space is not a character of the byte-level map (it is spelled `Ġ`).
+    assert_eq!(
+        json_error(&byte_level(r#"{"type": "BPE", "vocab": {"a b": 0}}"#)),
+        VocabErrorKind::BadToken
+    );
+    // An added token over an id the model gives other bytes.
+    let clash = r#"{"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0}},
+                    "added_tokens": [{"id": 0, "content": "b", "special": false}]}"#;
+    assert_eq!(json_error(clash), VocabErrorKind::DuplicateId);
+    let err =
+        hf::from_json_text(&sentencepiece_json(), &[EosSpec::Name("<nope>".into())]).unwrap_err();
+    assert_eq!(err.kind, VocabErrorKind::UnknownEos);
+    assert!(err.to_string().contains("<nope>"), "{err}");
+    let err = hf::from_json_text(&sentencepiece_json(), &[EosSpec::Id(5000)]).unwrap_err();
+    assert_eq!(err.kind, VocabErrorKind::UnknownEos);
+    let err = hf::from_json_text(&sentencepiece_json(), &[EosSpec::Id(100)]).unwrap_err();
+    assert_eq!(
+        err.kind,
+        VocabErrorKind::UnknownEos,
+        "a normal token is no EOS"
+    );
+    let err = hf::from_file(std::path::Path::new("/nonexistent/tokenizer.json"), &[]).unwrap_err();
+    assert_eq!(err.kind, VocabErrorKind::Io);
+}
+
+#[test]
+fn bad_rank_files_and_raw_ids_are_clear_errors() {
+    let rank = |text: &str| tiktoken::from_rank_text(text, &[], &[]).unwrap_err();
+    let err = rank("SGVsbG8= 0\nnot-a-line\n");
+    assert_eq!(err.kind, VocabErrorKind::BadRankFile);
+    assert!(err.message.starts_with("line 2"), "{err}");
+    assert_eq!(rank("SGVsbG8= x\n").kind, VocabErrorKind::BadRankFile);
+    assert_eq!(rank("!!!! 0\n").kind, VocabErrorKind::BadRankFile);
+    assert_eq!(
+        rank("SGVsbG8= 0\nIHdvcmxk 0\n").kind,
+        VocabErrorKind::DuplicateId
+    );
+    assert_eq!(rank(" 0\n").kind, VocabErrorKind::EmptyToken);
+    assert_eq!(
+        rank("SGVsbG8= 99999999999\n").kind,
+        VocabErrorKind::BadRankFile
+    );
+    assert_eq!(
+        rank("SGVsbG8= 4000000000\n").kind,
+        VocabErrorKind::IdOutOfRange
+    );
+    let tokens = vec![b"a".to_vec(), b"b".to_vec()];
+    let err = Vocabulary::from_raw(&tokens, &[2], &[]).unwrap_err();
+    assert_eq!(err.kind, VocabErrorKind::IdOutOfRange);
+    let err = Vocabulary::from_raw(&tokens, &[], &[7]).unwrap_err();
+    assert_eq!(err.kind, VocabErrorKind::IdOutOfRange);
+    let err = tiktoken::from_rank_text("SGVsbG8= 0\n", &[], &[0]).unwrap_err();
+    assert_eq!(
+        err.kind,
+        VocabErrorKind::UnknownEos,
+        "EOS must be a special token"
+    );
+}
