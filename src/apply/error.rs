@@ -98,6 +98,34 @@ pub struct ApplyError {
     pub lines: Vec<String>,
     /// 1-based line numbers of the places an ambiguous chunk matched.
     pub candidates: Vec<usize>,
+    /// For [`ErrorKind::Parse`]: where and why the parser refused the patch (`None` when the
+    /// patch was cut off rather than refused).
+    pub parse: Option<ParseErrorInfo>,
+    /// After a failed all-or-nothing commit: the paths whose undo failed, each with the reason
+    /// and where the original was left. Empty when everything was restored.
+    pub unrestored: Vec<String>,
+}
+
+/// A parser's refusal, with the kind as its stable name: the structure of
+/// [`ParseError`](crate::contract::ParseError) for every language at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ParseErrorInfo {
+    /// Absolute offset of the refused byte.
+    pub offset: u64,
+    /// The refused byte.
+    pub byte: u8,
+    /// The parser's error kind, such as `unexpected_byte`.
+    pub kind: &'static str,
+}
+
+impl<K: crate::contract::ErrorKind> From<crate::contract::ParseError<K>> for ParseErrorInfo {
+    fn from(e: crate::contract::ParseError<K>) -> ParseErrorInfo {
+        ParseErrorInfo {
+            offset: e.offset,
+            byte: e.byte,
+            kind: e.kind.as_str(),
+        }
+    }
 }
 
 impl ApplyError {
@@ -115,7 +143,22 @@ impl ApplyError {
             detail: detail.into(),
             lines: Vec::new(),
             candidates: Vec::new(),
+            parse: None,
+            unrestored: Vec::new(),
         }
+    }
+
+    /// The patch does not parse (`error` is the parser's refusal) or was cut off (`None`).
+    pub fn parse(error: Option<ParseErrorInfo>, detail: impl Into<String>) -> ApplyError {
+        let mut e = ApplyError::new(ErrorKind::Parse, "parse", "", detail);
+        e.parse = error;
+        e
+    }
+
+    /// Adds the paths an undo could not restore.
+    pub fn with_unrestored(mut self, unrestored: Vec<String>) -> ApplyError {
+        self.unrestored = unrestored;
+        self
     }
 
     /// Adds the lines that could not be placed.
@@ -149,14 +192,12 @@ impl ApplyError {
 impl fmt::Display for ApplyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = self.kind.name();
+        let detail = Escaped(&self.detail);
         if self.path.is_empty() {
-            write!(f, "{}: {} [{kind}]", self.operation, self.detail)?;
+            write!(f, "{}: {detail} [{kind}]", self.operation)?;
         } else {
-            write!(
-                f,
-                "{} {}: {} [{kind}]",
-                self.operation, self.path, self.detail
-            )?;
+            let path = Escaped(&self.path);
+            write!(f, "{} {path}: {detail} [{kind}]", self.operation)?;
         }
         if !self.candidates.is_empty() {
             let list: Vec<String> = self.candidates.iter().map(|c| c.to_string()).collect();
@@ -165,7 +206,13 @@ impl fmt::Display for ApplyError {
         if !self.lines.is_empty() {
             write!(f, "\n  lines that could not be placed:")?;
             for line in &self.lines {
-                write!(f, "\n  | {line}")?;
+                write!(f, "\n  | {}", Escaped(line))?;
+            }
+        }
+        if !self.unrestored.is_empty() {
+            write!(f, "\n  could not be restored:")?;
+            for path in &self.unrestored {
+                write!(f, "\n  ! {}", Escaped(path))?;
             }
         }
         Ok(())
@@ -173,6 +220,30 @@ impl fmt::Display for ApplyError {
 }
 
 impl std::error::Error for ApplyError {}
+
+/// Text for a terminal: control characters but the tab (NUL, ESC, CR, …) written as escapes
+/// (`\0`, `\x1b`, `\r`), so that a message never carries a raw control byte from a patch or a
+/// path.
+pub struct Escaped<'a>(pub &'a str);
+
+impl fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut rest = self.0;
+        while let Some(at) = rest.find(|c: char| c.is_control() && c != '\t') {
+            f.write_str(&rest[..at])?;
+            let c = rest[at..].chars().next().unwrap_or_default();
+            match c {
+                '\0' => f.write_str("\\0")?,
+                '\r' => f.write_str("\\r")?,
+                '\n' => f.write_str("\\n")?,
+                c if c.is_ascii() => write!(f, "\\x{:02x}", c as u32)?,
+                c => write!(f, "\\u{{{:04x}}}", c as u32)?,
+            }
+            rest = &rest[at + c.len_utf8()..];
+        }
+        f.write_str(rest)
+    }
+}
 
 /// The first failure of a session. Once one step fails, every later step returns the same
 /// error, so a stream's first failure is the one reported, whatever arrives after it.

@@ -275,30 +275,35 @@ impl PatchSession {
     }
 
     /// Writes what was staged. Under the safe policy, any failure means nothing is written;
-    /// under the codex policy, the operations before the first failure are written.
+    /// under the codex policy, the operations before the first failure are written, in order,
+    /// and a commit that fails part-way keeps what it wrote before (listed in
+    /// [`Failure::written`]).
     pub fn commit(self) -> Result<Vec<Change>, Failure> {
+        let failed = |error: ApplyError, written: Vec<Change>| Failure {
+            error: Box::new(error),
+            written,
+        };
         match (self.failed.into_inner(), self.policy) {
-            (Some(error), Policy::Safe) => Err(Failure {
-                error: Box::new(error),
-                written: Vec::new(),
-            }),
-            (Some(error), Policy::Codex) => Err(Failure {
-                error: Box::new(error),
-                written: self.tx.commit().unwrap_or_default(),
-            }),
-            (None, _) if self.operations == 0 => Err(Failure {
-                error: Box::new(ApplyError::new(
+            (Some(error), Policy::Safe) => Err(failed(error, Vec::new())),
+            (Some(error), Policy::Codex) => {
+                // A failure while writing comes first in Codex's order: it is the one reported.
+                let (written, commit_error) = self.tx.commit_in_order();
+                Err(failed(commit_error.unwrap_or(error), written))
+            }
+            (None, _) if self.operations == 0 => Err(failed(
+                ApplyError::new(
                     ErrorKind::EmptyPatch,
                     "patch",
                     "",
                     "no files were modified",
-                )),
-                written: Vec::new(),
-            }),
-            (None, _) => self.tx.commit().map_err(|error| Failure {
-                error: Box::new(error),
-                written: Vec::new(),
-            }),
+                ),
+                Vec::new(),
+            )),
+            (None, Policy::Safe) => self.tx.commit().map_err(|e| failed(e, Vec::new())),
+            (None, Policy::Codex) => match self.tx.commit_in_order() {
+                (written, None) => Ok(written),
+                (written, Some(error)) => Err(failed(error, written)),
+            },
         }
     }
 }
