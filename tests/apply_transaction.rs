@@ -73,7 +73,9 @@ impl Root {
         let immutable = dir.path().join("z.txt");
         let set = Command::new("chattr").arg("+i").arg(&immutable).status();
         if !set.is_ok_and(|s| s.success()) {
-            eprintln!("chattr +i is not available here: skipped (the unit tests inject the failure)");
+            eprintln!(
+                "chattr +i is not available here: skipped (the unit tests inject the failure)"
+            );
             return None;
         }
         Some(Root { dir, immutable })
@@ -86,7 +88,10 @@ impl Root {
 
 impl Drop for Root {
     fn drop(&mut self) {
-        let _ = Command::new("chattr").arg("-i").arg(&self.immutable).status();
+        let _ = Command::new("chattr")
+            .arg("-i")
+            .arg(&self.immutable)
+            .status();
     }
 }
 
@@ -100,7 +105,10 @@ fn safe_policy_undoes_an_update_and_an_add_when_the_third_write_fails() {
     let before = snapshot(root.path());
     let (code, out, err) = frontier(root.path(), &["--lang", "apply_patch"], UPDATE_ADD_UPDATE);
     assert_eq!((code, out.as_str()), (1, ""), "{err}");
-    assert!(err.contains("commit z.txt: Operation not permitted"), "{err}");
+    assert!(
+        err.contains("commit z.txt: Operation not permitted"),
+        "{err}"
+    );
     assert!(err.ends_with("frontier: nothing was changed\n"), "{err}");
     assert_eq!(snapshot(root.path()), before);
 }
@@ -111,7 +119,10 @@ fn safe_policy_undoes_when_a_delete_is_the_failing_third_operation() {
     let before = snapshot(root.path());
     let (code, out, err) = frontier(root.path(), &["--lang", "apply_patch"], UPDATE_ADD_DELETE);
     assert_eq!((code, out.as_str()), (1, ""), "{err}");
-    assert!(err.contains("commit z.txt: Operation not permitted"), "{err}");
+    assert!(
+        err.contains("commit z.txt: Operation not permitted"),
+        "{err}"
+    );
     assert_eq!(snapshot(root.path()), before);
 }
 
@@ -136,7 +147,10 @@ fn codex_policy_keeps_and_lists_what_it_wrote_before_the_failure() {
         UPDATE_ADD_UPDATE,
     );
     assert_eq!((code, out.as_str()), (1, "M a.txt\nA new1.txt\n"), "{err}");
-    assert!(err.contains("commit z.txt: Operation not permitted"), "{err}");
+    assert!(
+        err.contains("commit z.txt: Operation not permitted"),
+        "{err}"
+    );
     assert!(!err.contains("nothing was changed"), "{err}");
     assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"A1\na2\n");
     assert_eq!(fs::read(root.path().join("new1.txt")).unwrap(), b"n\n");

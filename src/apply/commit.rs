@@ -147,7 +147,9 @@ fn take(
     let keep = on_failure == OnFailure::Undo && exists;
     match step.write {
         Some(_) => {
-            let tmp = prepared.temp(n).ok_or_else(|| io::Error::other("no temporary file"))?;
+            let tmp = prepared
+                .temp(n)
+                .ok_or_else(|| io::Error::other("no temporary file"))?;
             if keep {
                 let backup = backup_path(step.full, n);
                 if fs::hard_link(step.full, &backup).is_ok() {
@@ -200,7 +202,9 @@ fn undo(steps: &[Step<'_>], taken: Vec<(usize, Undo)>, faults: Faults) -> Vec<St
             let left = match &undo {
                 Undo::Remove => "the new file is still there".to_owned(),
                 Undo::Restore(backup) => format!("the original is kept at {}", backup.display()),
-                Undo::Unlink(backup) => format!("the original is also linked at {}", backup.display()),
+                Undo::Unlink(backup) => {
+                    format!("the original is also linked at {}", backup.display())
+                }
             };
             unrestored.push(format!("{} ({err}; {left})", step.display));
         }

@@ -291,12 +291,7 @@ impl PatchSession {
                 Err(failed(commit_error.unwrap_or(error), written))
             }
             (None, _) if self.operations == 0 => Err(failed(
-                ApplyError::new(
-                    ErrorKind::EmptyPatch,
-                    "patch",
-                    "",
-                    "no files were modified",
-                ),
+                ApplyError::new(ErrorKind::EmptyPatch, "patch", "", "no files were modified"),
                 Vec::new(),
             )),
             (None, Policy::Safe) => self.tx.commit().map_err(|e| failed(e, Vec::new())),

@@ -98,10 +98,7 @@ impl PatchStream {
 
 fn incomplete<K: crate::contract::ErrorKind>(verdict: &Verdict<K>) -> ApplyError {
     match verdict.error() {
-        Some(e) => ApplyError::parse(
-            Some((*e).into()),
-            format!("the patch does not parse: {e}"),
-        ),
+        Some(e) => ApplyError::parse(Some((*e).into()), format!("the patch does not parse: {e}")),
         None => ApplyError::parse(None, "the patch was cut off"),
     }
 }

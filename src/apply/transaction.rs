@@ -431,7 +431,12 @@ mod tests {
                     let target = target.into_os_string().into_encoded_bytes();
                     out.push((rel, "link".into(), target, None));
                 } else {
-                    out.push((rel, "file".into(), fs::read(&path).unwrap(), file_mode(&path)));
+                    out.push((
+                        rel,
+                        "file".into(),
+                        fs::read(&path).unwrap(),
+                        file_mode(&path),
+                    ));
                 }
             }
         }
@@ -487,7 +492,9 @@ mod tests {
         assert!(!root.join("gone").exists());
         let names: Vec<_> = snapshot(root).into_iter().map(|e| e.0).collect();
         assert!(
-            names.iter().all(|n| !n.to_string_lossy().contains(".frontier-")),
+            names
+                .iter()
+                .all(|n| !n.to_string_lossy().contains(".frontier-")),
             "{names:?}"
         );
     }
@@ -500,7 +507,9 @@ mod tests {
         let err = tx.commit().unwrap_err();
         assert_eq!(err.unrestored.len(), 1, "{err}");
         assert!(err.unrestored[0].starts_with("a.txt (injected failure; the original is kept at "));
-        assert!(err.to_string().contains("could not be restored:\n  ! a.txt"));
+        assert!(err
+            .to_string()
+            .contains("could not be restored:\n  ! a.txt"));
         // Everything else was restored; a.txt has the new content, its original is kept.
         let root = dir.path();
         assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"A\n");
@@ -526,7 +535,9 @@ mod tests {
         assert!(!root.join("top.txt").exists());
         let names: Vec<_> = snapshot(root).into_iter().map(|e| e.0).collect();
         assert!(
-            names.iter().all(|n| !n.to_string_lossy().contains(".frontier-")),
+            names
+                .iter()
+                .all(|n| !n.to_string_lossy().contains(".frontier-")),
             "{names:?}"
         );
     }
