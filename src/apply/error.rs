@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::workspace::PathError;
+use super::workspace::{OpenError, PathError};
 
 /// Why an operation could not be applied. Each kind has a stable snake_case name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,6 +22,8 @@ pub enum ErrorKind {
     FileExists,
     /// The path names a directory where a file was expected.
     IsDirectory,
+    /// The path names a FIFO, a socket or a device: never opened.
+    NotRegularFile,
     /// The file is not UTF-8 (apply_patch works on text).
     NotUtf8,
     /// An `@@ context` line is not in the file.
@@ -64,6 +66,7 @@ impl ErrorKind {
             ErrorKind::FileNotFound => "file_not_found",
             ErrorKind::FileExists => "file_exists",
             ErrorKind::IsDirectory => "is_directory",
+            ErrorKind::NotRegularFile => "not_regular_file",
             ErrorKind::NotUtf8 => "not_utf8",
             ErrorKind::ContextNotFound => "context_not_found",
             ErrorKind::LinesNotFound => "lines_not_found",
@@ -170,11 +173,24 @@ impl ApplyError {
     /// A refused path.
     pub fn path(operation: &'static str, e: PathError) -> ApplyError {
         let (kind, path) = match &e {
-            PathError::Invalid(p) => (ErrorKind::InvalidPath, p.clone()),
+            PathError::Invalid(p) | PathError::DirectoryName(p) => {
+                (ErrorKind::InvalidPath, p.clone())
+            }
             PathError::Absolute(p) => (ErrorKind::AbsolutePath, p.clone()),
             PathError::Escapes(p) => (ErrorKind::PathEscapesRoot, p.clone()),
             PathError::SymlinkOutside(p) => (ErrorKind::SymlinkOutsideRoot, p.clone()),
             PathError::Io(p, _) => (ErrorKind::Io, p.clone()),
+        };
+        ApplyError::new(kind, operation, path, e.to_string())
+    }
+
+    /// A path that could not be opened for reading.
+    pub fn open(operation: &'static str, path: &str, e: OpenError) -> ApplyError {
+        let kind = match &e {
+            OpenError::NotFound => ErrorKind::FileNotFound,
+            OpenError::IsDirectory => ErrorKind::IsDirectory,
+            OpenError::Special { .. } => ErrorKind::NotRegularFile,
+            OpenError::NotDirectory | OpenError::Io(_) => ErrorKind::Io,
         };
         ApplyError::new(kind, operation, path, e.to_string())
     }

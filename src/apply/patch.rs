@@ -16,7 +16,7 @@
 //!   the operations before a failing one are written.
 
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::error::{ApplyError, ErrorKind, FirstFailure};
 use super::seek::{Lines, Pass};
@@ -185,14 +185,7 @@ impl PatchSession {
         match op {
             FileOperation::Add { path, lines } => {
                 let full = self.tx.resolve("add", path)?;
-                if self.tx.presence(&full) == Presence::Directory {
-                    return Err(ApplyError::new(
-                        ErrorKind::IsDirectory,
-                        "add",
-                        path,
-                        "a directory is in the way",
-                    ));
-                }
+                self.writable("add", path, &full)?;
                 let mut data = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
                 for line in lines {
                     data.push_str(line);
@@ -214,6 +207,7 @@ impl PatchSession {
                         path,
                         "refusing to delete a directory",
                     )),
+                    Presence::Special(found) => Err(special("delete", path, found)),
                     Presence::Missing => Err(ApplyError::new(
                         ErrorKind::FileNotFound,
                         "delete",
@@ -247,14 +241,7 @@ impl PatchSession {
                 let dest = match move_to {
                     Some(to) => {
                         let full = self.tx.resolve("move", to)?;
-                        if self.tx.presence(&full) == Presence::Directory {
-                            return Err(ApplyError::new(
-                                ErrorKind::IsDirectory,
-                                "move",
-                                to,
-                                "a directory is in the way",
-                            ));
-                        }
+                        self.writable("move", to, &full)?;
                         Some((full, to.as_str()))
                     }
                     None => None,
@@ -271,6 +258,20 @@ impl PatchSession {
                 }
                 Ok(())
             }
+        }
+    }
+
+    /// Refuses to write over a directory, a FIFO, a socket or a device.
+    fn writable(&self, operation: &'static str, path: &str, full: &Path) -> Result<(), ApplyError> {
+        match self.tx.presence(full) {
+            Presence::Directory => Err(ApplyError::new(
+                ErrorKind::IsDirectory,
+                operation,
+                path,
+                "a directory is in the way",
+            )),
+            Presence::Special(found) => Err(special(operation, path, found)),
+            Presence::File | Presence::Missing => Ok(()),
         }
     }
 
@@ -301,6 +302,16 @@ impl PatchSession {
             },
         }
     }
+}
+
+/// The refusal of a FIFO, socket or device.
+fn special(operation: &'static str, path: &str, found: &str) -> ApplyError {
+    ApplyError::new(
+        ErrorKind::NotRegularFile,
+        operation,
+        path,
+        format!("is a {found}, not a regular file: refused"),
+    )
 }
 
 /// Applies a whole parsed patch: each operation, then the commit.

@@ -10,12 +10,12 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs;
-use std::io;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::commit::{file_mode, Faults, OnFailure, Step};
 use super::error::{ApplyError, ErrorKind};
-use super::workspace::Workspace;
+use super::workspace::{open_file, FileKind, OpenError, Workspace};
 
 /// What a committed transaction did to one path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +82,8 @@ pub enum Presence {
     File,
     /// A directory.
     Directory,
+    /// A FIFO, a socket or a device (its name): the engine does not touch it.
+    Special(&'static str),
 }
 
 impl Transaction {
@@ -114,10 +116,10 @@ impl Transaction {
         self.entries.is_empty()
     }
 
-    /// Resolves a path of the patch, or refuses it.
+    /// Resolves a path of the patch, which must name a file, or refuses it.
     pub fn resolve(&self, operation: &'static str, path: &str) -> Result<PathBuf, ApplyError> {
         self.ws
-            .resolve(path)
+            .resolve_file(path)
             .map_err(|e| ApplyError::path(operation, e))
     }
 
@@ -129,9 +131,10 @@ impl Transaction {
                 State::Delete => Presence::Missing,
             };
         }
-        match fs::metadata(full) {
-            Ok(m) if m.is_dir() => Presence::Directory,
-            Ok(_) => Presence::File,
+        match FileKind::at(full) {
+            Ok(FileKind::Directory) => Presence::Directory,
+            Ok(FileKind::Regular) => Presence::File,
+            Ok(FileKind::Special(name)) => Presence::Special(name),
             Err(_) => Presence::Missing,
         }
     }
@@ -149,19 +152,15 @@ impl Transaction {
                 State::Delete => None,
             });
         }
-        match fs::metadata(full) {
-            Ok(m) if m.is_dir() => Err(ApplyError::new(
-                ErrorKind::IsDirectory,
-                operation,
-                display,
-                "is a directory",
-            )),
-            Ok(_) => fs::read(full)
-                .map(|d| Some(Cow::Owned(d)))
-                .map_err(|e| ApplyError::io(operation, display, &e)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(ApplyError::io(operation, display, &e)),
-        }
+        let (mut file, _) = match open_file(full) {
+            Ok(opened) => opened,
+            Err(OpenError::NotFound) => return Ok(None),
+            Err(e) => return Err(ApplyError::open(operation, display, e)),
+        };
+        let mut data = Vec::new();
+        file.read_to_end(&mut data)
+            .map_err(|e| ApplyError::io(operation, display, &e))?;
+        Ok(Some(Cow::Owned(data)))
     }
 
     /// The mode the file at `full` will have, if it is staged with one or exists on disk.

@@ -3,8 +3,14 @@
 //!
 //! A path is accepted only if it is relative, does not climb out of the root with `..`, and
 //! does not reach outside the root through a symbolic link, checked on the real filesystem.
+//!
+//! It is also the one place that opens what a path names: [`open_file`] and [`open_dir`]
+//! refuse anything but a regular file (or a directory) before opening it, because opening a
+//! FIFO for reading blocks until a writer comes, and reading a device may never end. The
+//! application engine and the agent's `read_file` and `list_dir` open through them.
 
 use std::fmt;
+use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
@@ -13,6 +19,9 @@ use std::path::{Component, Path, PathBuf};
 pub enum PathError {
     /// Empty, or not valid UTF-8 where the platform needs it, or holding a NUL byte.
     Invalid(String),
+    /// A file was expected, but the path is written as a directory's: it ends with `/`, or
+    /// its last component is `.` or `..`.
+    DirectoryName(String),
     /// An absolute path (or one with a drive or root prefix).
     Absolute(String),
     /// `..` would leave the root.
@@ -27,7 +36,7 @@ impl PathError {
     /// A stable name for the refusal.
     pub fn kind(&self) -> &'static str {
         match self {
-            PathError::Invalid(_) => "invalid_path",
+            PathError::Invalid(_) | PathError::DirectoryName(_) => "invalid_path",
             PathError::Absolute(_) => "absolute_path",
             PathError::Escapes(_) => "path_escapes_root",
             PathError::SymlinkOutside(_) => "symlink_outside_root",
@@ -40,6 +49,9 @@ impl fmt::Display for PathError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PathError::Invalid(p) => write!(f, "invalid path {p:?}"),
+            PathError::DirectoryName(p) => {
+                write!(f, "path {p:?} names a directory, not a file")
+            }
             PathError::Absolute(p) => write!(f, "absolute path {p:?} refused"),
             PathError::Escapes(p) => write!(f, "path {p:?} climbs out of the workspace"),
             PathError::SymlinkOutside(p) => {
@@ -62,11 +74,17 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    /// A workspace rooted at `root`, which must exist.
+    /// A workspace rooted at `root`, which must be a directory (an error of kind
+    /// [`io::ErrorKind::NotADirectory`] otherwise).
     pub fn new(root: impl AsRef<Path>) -> io::Result<Workspace> {
-        Ok(Workspace {
-            root: root.as_ref().canonicalize()?,
-        })
+        let root = root.as_ref().canonicalize()?;
+        if !fs::metadata(&root)?.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                "not a directory",
+            ));
+        }
+        Ok(Workspace { root })
     }
 
     /// The canonical root.
@@ -103,6 +121,17 @@ impl Workspace {
         Ok(full)
     }
 
+    /// [`Self::resolve`] for a path that must name a file (what a patch adds, updates, deletes
+    /// or moves to): also refuses one written as a directory's, `a.txt/`, `d/.` or `d/x/..`,
+    /// which [`Path::components`] would otherwise quietly turn into `a.txt`, `d` or `d`.
+    pub fn resolve_file(&self, path: &str) -> Result<PathBuf, PathError> {
+        let last = path.rsplit('/').next().unwrap_or(path);
+        if path.ends_with('/') || last == "." || last == ".." {
+            return Err(PathError::DirectoryName(path.to_owned()));
+        }
+        self.resolve(path)
+    }
+
     /// Walks the existing part of `relative` and checks that each prefix, symbolic links
     /// followed, stays under the root.
     fn check_links(&self, original: &str, relative: &Path) -> Result<(), PathError> {
@@ -123,6 +152,152 @@ impl Workspace {
         }
         Ok(())
     }
+}
+
+/// What a path names (symbolic links followed), as far as opening it goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A regular file.
+    Regular,
+    /// A directory.
+    Directory,
+    /// Anything else: a FIFO, a socket, a device (its name, for messages).
+    Special(&'static str),
+}
+
+impl FileKind {
+    /// The kind of `file_type`.
+    pub fn of(file_type: fs::FileType) -> FileKind {
+        #[cfg(unix)]
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_file() {
+            return FileKind::Regular;
+        }
+        if file_type.is_dir() {
+            return FileKind::Directory;
+        }
+        #[cfg(unix)]
+        {
+            if file_type.is_fifo() {
+                return FileKind::Special("FIFO");
+            }
+            if file_type.is_socket() {
+                return FileKind::Special("socket");
+            }
+            if file_type.is_block_device() {
+                return FileKind::Special("block device");
+            }
+            if file_type.is_char_device() {
+                return FileKind::Special("character device");
+            }
+        }
+        FileKind::Special("special file")
+    }
+
+    /// The kind of what `full` names (links followed).
+    pub fn at(full: &Path) -> io::Result<FileKind> {
+        fs::metadata(full).map(|m| FileKind::of(m.file_type()))
+    }
+}
+
+/// Why [`open_file`] or [`open_dir`] did not open a path.
+#[derive(Debug)]
+pub enum OpenError {
+    /// Nothing is there.
+    NotFound,
+    /// A directory where a file was expected.
+    IsDirectory,
+    /// A regular file where a directory was expected.
+    NotDirectory,
+    /// A FIFO, socket or device: never opened.
+    Special {
+        /// What it is (`FIFO`, `socket`, …).
+        found: &'static str,
+        /// What was expected (`regular file` or `directory`).
+        expected: &'static str,
+    },
+    /// Checking or opening failed otherwise.
+    Io(io::Error),
+}
+
+impl OpenError {
+    /// A stable name: `file_not_found`, `is_directory`, `not_a_directory`,
+    /// `not_regular_file` or `io_error`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            OpenError::NotFound => "file_not_found",
+            OpenError::IsDirectory => "is_directory",
+            OpenError::NotDirectory => "not_a_directory",
+            OpenError::Special { .. } => "not_regular_file",
+            OpenError::Io(_) => "io_error",
+        }
+    }
+
+    fn from_io(e: io::Error) -> OpenError {
+        match e.kind() {
+            io::ErrorKind::NotFound => OpenError::NotFound,
+            _ => OpenError::Io(e),
+        }
+    }
+
+    /// The refusal for `found` where `expected` was wanted, `None` when they agree.
+    fn kind_mismatch(found: FileKind, expected: FileKind) -> Option<OpenError> {
+        let expected_name = match expected {
+            FileKind::Directory => "directory",
+            _ => "regular file",
+        };
+        match (found, expected) {
+            (f, e) if f == e => None,
+            (FileKind::Special(found), _) => Some(OpenError::Special {
+                found,
+                expected: expected_name,
+            }),
+            (FileKind::Directory, _) => Some(OpenError::IsDirectory),
+            _ => Some(OpenError::NotDirectory),
+        }
+    }
+}
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpenError::NotFound => write!(f, "no such file or directory"),
+            OpenError::IsDirectory => write!(f, "is a directory"),
+            OpenError::NotDirectory => write!(f, "is not a directory"),
+            OpenError::Special { found, expected } => {
+                write!(f, "is a {found}, not a {expected}: refused")
+            }
+            OpenError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+/// Opens `full` for reading if it is a regular file, and returns it with its metadata. The kind
+/// is checked before opening (opening a FIFO would block) and again on the open file (the path
+/// may have been replaced in between). A FIFO put in place between the two checks can still
+/// make the open wait: std offers no portable non-blocking open without `libc`.
+pub fn open_file(full: &Path) -> Result<(fs::File, fs::Metadata), OpenError> {
+    let found = FileKind::at(full).map_err(OpenError::from_io)?;
+    if let Some(e) = OpenError::kind_mismatch(found, FileKind::Regular) {
+        return Err(e);
+    }
+    let file = fs::File::open(full).map_err(OpenError::from_io)?;
+    let meta = file.metadata().map_err(OpenError::Io)?;
+    match OpenError::kind_mismatch(FileKind::of(meta.file_type()), FileKind::Regular) {
+        Some(e) => Err(e),
+        None => Ok((file, meta)),
+    }
+}
+
+/// Lists `full` if it is a directory.
+pub fn open_dir(full: &Path) -> Result<fs::ReadDir, OpenError> {
+    let found = FileKind::at(full).map_err(OpenError::from_io)?;
+    if let Some(e) = OpenError::kind_mismatch(found, FileKind::Directory) {
+        return Err(e);
+    }
+    fs::read_dir(full).map_err(OpenError::from_io)
 }
 
 #[cfg(test)]

@@ -176,7 +176,7 @@ where
                 eprintln!("frontier: {}", failure.error);
             }
             if policy == Policy::Safe {
-                eprintln!("frontier: nothing was changed");
+                say_undone(&failure.error);
             }
             Ok(1)
         }
@@ -202,9 +202,19 @@ where
             if !reported || error.kind == frontier::apply::ErrorKind::Parse {
                 eprintln!("frontier: {error}");
             }
-            eprintln!("frontier: nothing was changed");
+            say_undone(&error);
             Ok(1)
         }
+    }
+}
+
+/// After an all-or-nothing failure: that nothing was changed, unless an undo failed (the
+/// paths it could not restore are in the error, printed above).
+fn say_undone(error: &frontier::apply::ApplyError) {
+    if error.unrestored.is_empty() {
+        eprintln!("frontier: nothing was changed");
+    } else {
+        eprintln!("frontier: the undo failed: the paths listed above were not restored");
     }
 }
 
