@@ -347,4 +347,68 @@ mod tests {
         );
         assert!(ws.resolve("in/x").is_ok());
     }
+
+    #[test]
+    fn file_paths_written_as_directories_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        for path in ["a.txt/", "d/", "d/.", "d/x/..", ".."] {
+            let e = ws.resolve_file(path).unwrap_err();
+            assert!(matches!(e, PathError::DirectoryName(_)), "{path}: {e}");
+            assert_eq!(e.kind(), "invalid_path");
+        }
+        assert_eq!(
+            ws.resolve_file("d/a.txt").unwrap(),
+            ws.root().join("d/a.txt")
+        );
+        assert_eq!(
+            ws.resolve_file("d/./a..b").unwrap(),
+            ws.root().join("d/a..b")
+        );
+        // A directory's name is still fine where a directory is meant.
+        assert_eq!(ws.resolve("d/").unwrap(), ws.root().join("d"));
+    }
+
+    #[test]
+    fn only_regular_files_and_directories_are_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        std::fs::write(dir.path().join("f"), "x").unwrap();
+        let e = open_file(&fifo).unwrap_err();
+        assert_eq!(e.kind(), "not_regular_file");
+        assert_eq!(e.to_string(), "is a FIFO, not a regular file: refused");
+        let e = open_dir(&fifo).unwrap_err();
+        assert_eq!(e.to_string(), "is a FIFO, not a directory: refused");
+        assert_eq!(open_file(dir.path()).unwrap_err().kind(), "is_directory");
+        assert_eq!(
+            open_dir(&dir.path().join("f")).unwrap_err().kind(),
+            "not_a_directory"
+        );
+        assert_eq!(
+            open_file(&dir.path().join("none")).unwrap_err().kind(),
+            "file_not_found"
+        );
+        let (_, meta) = open_file(&dir.path().join("f")).unwrap();
+        assert_eq!(meta.len(), 1);
+        assert_eq!(open_dir(dir.path()).unwrap().count(), 2);
+        assert_eq!(
+            FileKind::at(Path::new("/dev/null")).unwrap(),
+            FileKind::Special("character device")
+        );
+    }
+
+    #[test]
+    fn a_root_must_be_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let e = Workspace::new(&file).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotADirectory);
+        assert_eq!(e.to_string(), "not a directory");
+    }
 }
