@@ -226,8 +226,8 @@ fn a_parse_error_keeps_its_offset_byte_and_kind() {
     .unwrap_err();
     assert_eq!(failure.error.kind, ErrorKind::Parse);
     assert_eq!(
-        failure.error.parse,
-        Some(ParseErrorInfo {
+        failure.error.parse_error(),
+        Some(&ParseErrorInfo {
             offset: 43,
             byte: b'B',
             kind: "bad_marker",
@@ -245,7 +245,10 @@ fn a_parse_error_keeps_its_offset_byte_and_kind() {
         |_, _| {},
     )
     .unwrap_err();
-    assert_eq!((cut.error.kind, cut.error.parse), (ErrorKind::Parse, None));
+    assert_eq!(
+        (cut.error.kind, cut.error.parse_error()),
+        (ErrorKind::Parse, None)
+    );
     // The command says the same in words.
     let (code, _, err) = apply(dir.path(), &["--lang", "apply_patch"], patch);
     assert_eq!(code, 1);

@@ -32,8 +32,11 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// The files under `root` (relative path, bytes), sorted.
-fn files(root: &Path) -> Vec<(String, Vec<u8>)> {
+/// Files as (relative path, bytes), sorted.
+type Files = Vec<(String, Vec<u8>)>;
+
+/// The files under `root`.
+fn files(root: &Path) -> Files {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -56,10 +59,7 @@ fn files(root: &Path) -> Vec<(String, Vec<u8>)> {
 
 /// Runs `frontier apply --lang apply_patch ARGS patch.txt` on a copy of the scenario's input;
 /// returns the exit status, stderr, the files afterwards and the expected files.
-fn scenario(
-    name: &str,
-    args: &[&str],
-) -> (i32, String, Vec<(String, Vec<u8>)>, Vec<(String, Vec<u8>)>) {
+fn scenario(name: &str, args: &[&str]) -> (i32, String, Files, Files) {
     let dir = scenarios_dir().join(name);
     let work = tempfile::tempdir().unwrap();
     copy_tree(&dir.join("input"), work.path());

@@ -51,10 +51,10 @@ pub(super) struct Faults {
     pub(super) undo: Option<usize>,
 }
 
-/// A failed commit: the error, and how many leading steps stayed in place (always 0 under
-/// [`OnFailure::Undo`]).
+/// A failed commit: the error (boxed: a failure is rare and the error is large), and how many
+/// leading steps stayed in place (always 0 under [`OnFailure::Undo`]).
 pub(super) struct Failed {
-    pub(super) error: ApplyError,
+    pub(super) error: Box<ApplyError>,
     pub(super) kept: usize,
 }
 
@@ -87,7 +87,7 @@ pub(super) fn commit(
             if let Err(err) = result {
                 prepared.discard(0);
                 return Err(Failed {
-                    error: ApplyError::io("commit", step.display, &err),
+                    error: Box::new(ApplyError::io("commit", step.display, &err)),
                     kept: 0,
                 });
             }
@@ -101,13 +101,16 @@ pub(super) fn commit(
             return Err(match on_failure {
                 OnFailure::Keep => {
                     prepared.discard(n);
-                    Failed { error, kept: n }
+                    Failed {
+                        error: Box::new(error),
+                        kept: n,
+                    }
                 }
                 OnFailure::Undo => {
                     let unrestored = undo(steps, taken, faults);
                     prepared.discard(0);
                     Failed {
-                        error: error.with_unrestored(unrestored),
+                        error: Box::new(error.with_unrestored(unrestored)),
                         kept: 0,
                     }
                 }

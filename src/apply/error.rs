@@ -99,14 +99,16 @@ pub struct ApplyError {
     pub detail: String,
     /// The lines that could not be placed (for a hunk or chunk), as written in the patch.
     pub lines: Vec<String>,
-    /// 1-based line numbers of the places an ambiguous chunk matched.
-    pub candidates: Vec<usize>,
-    /// For [`ErrorKind::Parse`]: where and why the parser refused the patch (`None` when the
-    /// patch was cut off rather than refused).
-    pub parse: Option<ParseErrorInfo>,
-    /// After a failed all-or-nothing commit: the paths whose undo failed, each with the reason
-    /// and where the original was left. Empty when everything was restored.
-    pub unrestored: Vec<String>,
+    /// What only rare failures carry (see [`Self::candidates`], [`Self::parse_error`] and
+    /// [`Self::unrestored`]), boxed so that the common error stays small.
+    extra: Option<Box<Extra>>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Extra {
+    candidates: Vec<usize>,
+    parse: Option<ParseErrorInfo>,
+    unrestored: Vec<String>,
 }
 
 /// A parser's refusal, with the kind as its stable name: the structure of
@@ -145,23 +147,55 @@ impl ApplyError {
             path: path.into(),
             detail: detail.into(),
             lines: Vec::new(),
-            candidates: Vec::new(),
-            parse: None,
-            unrestored: Vec::new(),
+            extra: None,
         }
     }
 
     /// The patch does not parse (`error` is the parser's refusal) or was cut off (`None`).
     pub fn parse(error: Option<ParseErrorInfo>, detail: impl Into<String>) -> ApplyError {
         let mut e = ApplyError::new(ErrorKind::Parse, "parse", "", detail);
-        e.parse = error;
+        if error.is_some() {
+            e.extra_mut().parse = error;
+        }
         e
     }
 
     /// Adds the paths an undo could not restore.
     pub fn with_unrestored(mut self, unrestored: Vec<String>) -> ApplyError {
-        self.unrestored = unrestored;
+        if !unrestored.is_empty() {
+            self.extra_mut().unrestored = unrestored;
+        }
         self
+    }
+
+    /// Adds the 1-based line numbers of the places an ambiguous chunk matched.
+    pub fn with_candidates(mut self, candidates: Vec<usize>) -> ApplyError {
+        if !candidates.is_empty() {
+            self.extra_mut().candidates = candidates;
+        }
+        self
+    }
+
+    /// 1-based line numbers of the places an ambiguous chunk matched (empty for every other
+    /// failure).
+    pub fn candidates(&self) -> &[usize] {
+        self.extra.as_ref().map_or(&[], |x| &x.candidates)
+    }
+
+    /// For [`ErrorKind::Parse`]: where and why the parser refused the patch (`None` when the
+    /// patch was cut off rather than refused, and for every other kind).
+    pub fn parse_error(&self) -> Option<&ParseErrorInfo> {
+        self.extra.as_ref().and_then(|x| x.parse.as_ref())
+    }
+
+    /// After a failed all-or-nothing commit: the paths whose undo failed, each with the reason
+    /// and where the original was left. Empty when everything was restored.
+    pub fn unrestored(&self) -> &[String] {
+        self.extra.as_ref().map_or(&[], |x| &x.unrestored)
+    }
+
+    fn extra_mut(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Box::default)
     }
 
     /// Adds the lines that could not be placed.
@@ -215,8 +249,8 @@ impl fmt::Display for ApplyError {
             let path = Escaped(&self.path);
             write!(f, "{} {path}: {detail} [{kind}]", self.operation)?;
         }
-        if !self.candidates.is_empty() {
-            let list: Vec<String> = self.candidates.iter().map(|c| c.to_string()).collect();
+        if !self.candidates().is_empty() {
+            let list: Vec<String> = self.candidates().iter().map(|c| c.to_string()).collect();
             write!(f, "\n  candidate lines: {}", list.join(", "))?;
         }
         if !self.lines.is_empty() {
@@ -225,9 +259,9 @@ impl fmt::Display for ApplyError {
                 write!(f, "\n  | {}", Escaped(line))?;
             }
         }
-        if !self.unrestored.is_empty() {
+        if !self.unrestored().is_empty() {
             write!(f, "\n  could not be restored:")?;
-            for path in &self.unrestored {
+            for path in self.unrestored() {
                 write!(f, "\n  ! {}", Escaped(path))?;
             }
         }

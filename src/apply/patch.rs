@@ -447,15 +447,14 @@ fn seek_all(lines: &mut Lines, pattern: &[&str], from: usize, at_end: bool) -> V
 }
 
 fn ambiguous(open: &OpenUpdate, chunk: &Chunk, places: &[usize], what: &str) -> ApplyError {
-    let mut e = ApplyError::new(
+    ApplyError::new(
         ErrorKind::Ambiguous,
         "update",
         &open.path,
         format!("{what} matches at {} places", places.len()),
     )
-    .with_lines(chunk_text(chunk));
-    e.candidates = places.iter().map(|p| p + 1).collect();
-    e
+    .with_lines(chunk_text(chunk))
+    .with_candidates(places.iter().map(|p| p + 1).collect())
 }
 
 /// The lines a chunk expects in the file (context and removed lines).

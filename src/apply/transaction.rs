@@ -216,7 +216,7 @@ impl Transaction {
             self.prune_empty_dirs,
             self.faults(),
         )
-        .map_err(|failed| failed.error)?;
+        .map_err(|failed| *failed.error)?;
         Ok(self.changes(&kinds, self.entries.len()))
     }
 
@@ -238,7 +238,7 @@ impl Transaction {
         );
         match result {
             Ok(()) => (self.changes(&kinds, self.entries.len()), None),
-            Err(failed) => (self.changes(&kinds, failed.kept), Some(failed.error)),
+            Err(failed) => (self.changes(&kinds, failed.kept), Some(*failed.error)),
         }
     }
 
@@ -477,7 +477,7 @@ mod tests {
             tx.faults.apply = Some(at);
             let err = tx.commit().unwrap_err();
             assert_eq!(err.detail, "injected failure", "step {at}");
-            assert!(err.unrestored.is_empty(), "step {at}: {err}");
+            assert!(err.unrestored().is_empty(), "step {at}: {err}");
             assert_eq!(snapshot(dir.path()), before, "step {at}");
         }
         // And with no failure, all five happen.
@@ -504,8 +504,10 @@ mod tests {
         tx.faults.apply = Some(4);
         tx.faults.undo = Some(0);
         let err = tx.commit().unwrap_err();
-        assert_eq!(err.unrestored.len(), 1, "{err}");
-        assert!(err.unrestored[0].starts_with("a.txt (injected failure; the original is kept at "));
+        assert_eq!(err.unrestored().len(), 1, "{err}");
+        assert!(
+            err.unrestored()[0].starts_with("a.txt (injected failure; the original is kept at ")
+        );
         assert!(err
             .to_string()
             .contains("could not be restored:\n  ! a.txt"));
@@ -515,7 +517,7 @@ mod tests {
         assert_eq!(fs::read(root.join("b.txt")).unwrap(), b"b\n");
         assert_eq!(fs::read(root.join("gone/d.txt")).unwrap(), b"d\n");
         assert!(!root.join("new").exists() && !root.join("top.txt").exists());
-        let kept = err.unrestored[0].split("kept at ").nth(1).unwrap();
+        let kept = err.unrestored()[0].split("kept at ").nth(1).unwrap();
         assert_eq!(fs::read(kept.trim_end_matches(')')).unwrap(), b"a\n");
     }
 

@@ -211,7 +211,7 @@ where
 /// After an all-or-nothing failure: that nothing was changed, unless an undo failed (the
 /// paths it could not restore are in the error, printed above).
 fn say_undone(error: &frontier::apply::ApplyError) {
-    if error.unrestored.is_empty() {
+    if error.unrestored().is_empty() {
         eprintln!("frontier: nothing was changed");
     } else {
         eprintln!("frontier: the undo failed: the paths listed above were not restored");
