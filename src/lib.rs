@@ -13,6 +13,7 @@
 //! - [`udiff`]: unified diff (`git diff`, `diff -u`) in `strict`, `git` and `recount` modes;
 //! - [`json_baseline`]: the JSON-buffer framing CTL is measured against.
 //!
+//! [`language`] names a parser (language, mode, limits) from strings and builds it.
 //! [`event`] gives every language's events one printable, comparable form, and [`harness`]
 //! holds the drivers and contract checks that the tests and the fuzz targets share.
 //! [`apply`] applies the patches the parsers confirm to a workspace: unit by unit as they are
@@ -31,6 +32,7 @@ pub mod ctl;
 pub mod event;
 pub mod harness;
 pub mod json_baseline;
+pub mod language;
 pub mod mask;
 pub mod recognizer;
 pub mod truncation;

@@ -154,7 +154,7 @@ fn an_ambiguous_chunk_is_an_error_with_candidates() {
     );
     let err = run(&dir, Policy::Safe, std::slice::from_ref(&op)).unwrap_err();
     assert_eq!(err.error.kind, ErrorKind::Ambiguous);
-    assert_eq!(err.error.candidates, vec![2, 5]);
+    assert_eq!(err.error.candidates(), [2, 5]);
     assert_eq!(read(&dir, "f.rs"), text);
     assert!(err.error.to_string().contains("candidate lines: 2, 5"));
 
@@ -199,7 +199,7 @@ fn ambiguity_is_decided_at_the_winning_pass() {
         Policy::Safe,
         &[update("f", vec![chunk(None, vec![del("x"), add("y")])])],
     );
-    assert_eq!(err.unwrap_err().error.candidates, vec![1, 3]);
+    assert_eq!(err.unwrap_err().error.candidates(), [1, 3]);
 }
 
 #[test]
@@ -215,7 +215,7 @@ fn context_lines_that_occur_twice_must_lead_to_one_place() {
     );
     let err = run(&dir, Policy::Safe, &[op]).unwrap_err();
     assert_eq!(err.error.kind, ErrorKind::Ambiguous);
-    assert_eq!(err.error.candidates, vec![3, 8]);
+    assert_eq!(err.error.candidates(), [3, 8]);
     let op = update(
         "f",
         vec![chunk(
@@ -242,7 +242,7 @@ fn a_pure_addition_goes_after_its_context_line_under_safe_and_to_the_end_under_c
     let op = update("c.toml", vec![chunk(Some("[a]"), vec![add("new")])]);
     let e = run(&dir, Policy::Safe, &[op]).unwrap_err();
     assert_eq!(
-        (e.error.kind, e.error.candidates.clone()),
+        (e.error.kind, e.error.candidates().to_vec()),
         (ErrorKind::Ambiguous, vec![1, 3])
     );
     // In a CRLF file the added lines get CRLF.
@@ -480,7 +480,7 @@ mod model {
             } else {
                 let e = r.unwrap_err();
                 prop_assert_eq!(e.error.kind, ErrorKind::Ambiguous);
-                prop_assert_eq!(e.error.candidates.clone(), places.iter().map(|p| p + 1).collect::<Vec<_>>());
+                prop_assert_eq!(e.error.candidates().to_vec(), places.iter().map(|p| p + 1).collect::<Vec<_>>());
                 prop_assert_eq!(read(&dir, "f"), text.clone());
             }
 

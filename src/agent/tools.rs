@@ -6,10 +6,12 @@
 //! command past the guard. An `Action` holds the already-resolved paths, so running it does no
 //! further checking.
 
+use std::io::Read;
 use std::path::PathBuf;
 
 use bytes::Bytes;
 
+use crate::apply::workspace::{open_dir, open_file, OpenError};
 use crate::apply::Workspace;
 
 use super::patch::PatchSession;
@@ -148,28 +150,37 @@ pub fn execute(action: Action, workspace: &Workspace, shell_limits: ShellLimits)
     }
 }
 
+/// Reads a regular file whole (anything else, a FIFO say, is refused without being opened).
 fn read_file(path: &std::path::Path) -> ToolOutput {
-    match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => return ToolOutput::failed("is a directory"),
-        Ok(meta) if meta.len() > MAX_READ => {
-            return ToolOutput::failed(format!(
-                "file too large: {} bytes (read_file returns at most {MAX_READ})",
-                meta.len()
-            ))
-        }
-        Ok(_) => {}
-        Err(e) => return ToolOutput::failed(e.to_string()),
+    let (file, meta) = match open_file(path) {
+        Ok(opened) => opened,
+        Err(e) => return ToolOutput::failed(refusal(&e)),
+    };
+    if meta.len() > MAX_READ {
+        return ToolOutput::failed(format!(
+            "file too large: {} bytes (read_file returns at most {MAX_READ})",
+            meta.len()
+        ));
     }
-    match std::fs::read(path) {
-        Ok(bytes) => ToolOutput::ok(bytes),
+    let mut bytes = Vec::new();
+    match file.take(MAX_READ).read_to_end(&mut bytes) {
+        Ok(_) => ToolOutput::ok(bytes),
         Err(e) => ToolOutput::failed(e.to_string()),
     }
 }
 
+/// Why a path was not opened: the sentence, and for a FIFO, socket or device the stable kind.
+fn refusal(e: &OpenError) -> String {
+    match e {
+        OpenError::Special { .. } => format!("{e} [{}]", e.kind()),
+        _ => e.to_string(),
+    }
+}
+
 fn list_dir(path: &std::path::Path) -> ToolOutput {
-    let entries = match std::fs::read_dir(path) {
+    let entries = match open_dir(path) {
         Ok(entries) => entries,
-        Err(e) => return ToolOutput::failed(e.to_string()),
+        Err(e) => return ToolOutput::failed(refusal(&e)),
     };
     let mut names = Vec::new();
     for entry in entries {

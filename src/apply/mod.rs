@@ -1,8 +1,9 @@
 //! Applying patches to a workspace.
 //!
 //! - [`workspace`]: the root directory and path confinement;
-//! - [`transaction`]: changes staged in memory, verified, then written through temporary files
-//!   and renames, all or nothing;
+//! - [`transaction`]: changes staged in memory, verified, then written by [`commit`]: through
+//!   temporary files and renames that keep every original until the last succeeded, all or
+//!   nothing;
 //! - [`seek`]: locating lines with Codex's four passes over an index of the file;
 //! - [`patch`]: apply_patch operations under the `safe` and `codex` policies;
 //! - [`udiff`]: unified diffs as `git apply` applies them (offset search, anchoring, fuzz,
@@ -12,6 +13,7 @@
 //! - [`error`]: the one error type, with stable kinds.
 
 pub mod binary;
+pub mod commit;
 pub mod error;
 pub mod patch;
 pub mod seek;
@@ -20,7 +22,7 @@ pub mod transaction;
 pub mod udiff;
 pub mod workspace;
 
-pub use error::{ApplyError, ErrorKind};
+pub use error::{ApplyError, ErrorKind, ParseErrorInfo};
 pub use patch::{apply_operations, Failure, PatchSession, Policy};
 pub use stream::{
     apply_diff_stream, apply_patch_stream, CheckedStream, DiffStream, PatchStream, UnitCheck,

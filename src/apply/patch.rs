@@ -16,7 +16,7 @@
 //!   the operations before a failing one are written.
 
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::error::{ApplyError, ErrorKind, FirstFailure};
 use super::seek::{Lines, Pass};
@@ -185,14 +185,7 @@ impl PatchSession {
         match op {
             FileOperation::Add { path, lines } => {
                 let full = self.tx.resolve("add", path)?;
-                if self.tx.presence(&full) == Presence::Directory {
-                    return Err(ApplyError::new(
-                        ErrorKind::IsDirectory,
-                        "add",
-                        path,
-                        "a directory is in the way",
-                    ));
-                }
+                self.writable("add", path, &full)?;
                 let mut data = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
                 for line in lines {
                     data.push_str(line);
@@ -214,6 +207,7 @@ impl PatchSession {
                         path,
                         "refusing to delete a directory",
                     )),
+                    Presence::Special(found) => Err(special("delete", path, found)),
                     Presence::Missing => Err(ApplyError::new(
                         ErrorKind::FileNotFound,
                         "delete",
@@ -247,14 +241,7 @@ impl PatchSession {
                 let dest = match move_to {
                     Some(to) => {
                         let full = self.tx.resolve("move", to)?;
-                        if self.tx.presence(&full) == Presence::Directory {
-                            return Err(ApplyError::new(
-                                ErrorKind::IsDirectory,
-                                "move",
-                                to,
-                                "a directory is in the way",
-                            ));
-                        }
+                        self.writable("move", to, &full)?;
                         Some((full, to.as_str()))
                     }
                     None => None,
@@ -274,33 +261,57 @@ impl PatchSession {
         }
     }
 
-    /// Writes what was staged. Under the safe policy, any failure means nothing is written;
-    /// under the codex policy, the operations before the first failure are written.
-    pub fn commit(self) -> Result<Vec<Change>, Failure> {
-        match (self.failed.into_inner(), self.policy) {
-            (Some(error), Policy::Safe) => Err(Failure {
-                error: Box::new(error),
-                written: Vec::new(),
-            }),
-            (Some(error), Policy::Codex) => Err(Failure {
-                error: Box::new(error),
-                written: self.tx.commit().unwrap_or_default(),
-            }),
-            (None, _) if self.operations == 0 => Err(Failure {
-                error: Box::new(ApplyError::new(
-                    ErrorKind::EmptyPatch,
-                    "patch",
-                    "",
-                    "no files were modified",
-                )),
-                written: Vec::new(),
-            }),
-            (None, _) => self.tx.commit().map_err(|error| Failure {
-                error: Box::new(error),
-                written: Vec::new(),
-            }),
+    /// Refuses to write over a directory, a FIFO, a socket or a device.
+    fn writable(&self, operation: &'static str, path: &str, full: &Path) -> Result<(), ApplyError> {
+        match self.tx.presence(full) {
+            Presence::Directory => Err(ApplyError::new(
+                ErrorKind::IsDirectory,
+                operation,
+                path,
+                "a directory is in the way",
+            )),
+            Presence::Special(found) => Err(special(operation, path, found)),
+            Presence::File | Presence::Missing => Ok(()),
         }
     }
+
+    /// Writes what was staged. Under the safe policy, any failure means nothing is written;
+    /// under the codex policy, the operations before the first failure are written, in order,
+    /// and a commit that fails part-way keeps what it wrote before (listed in
+    /// [`Failure::written`]).
+    pub fn commit(self) -> Result<Vec<Change>, Failure> {
+        let failed = |error: ApplyError, written: Vec<Change>| Failure {
+            error: Box::new(error),
+            written,
+        };
+        match (self.failed.into_inner(), self.policy) {
+            (Some(error), Policy::Safe) => Err(failed(error, Vec::new())),
+            (Some(error), Policy::Codex) => {
+                // A failure while writing comes first in Codex's order: it is the one reported.
+                let (written, commit_error) = self.tx.commit_in_order();
+                Err(failed(commit_error.unwrap_or(error), written))
+            }
+            (None, _) if self.operations == 0 => Err(failed(
+                ApplyError::new(ErrorKind::EmptyPatch, "patch", "", "no files were modified"),
+                Vec::new(),
+            )),
+            (None, Policy::Safe) => self.tx.commit().map_err(|e| failed(e, Vec::new())),
+            (None, Policy::Codex) => match self.tx.commit_in_order() {
+                (written, None) => Ok(written),
+                (written, Some(error)) => Err(failed(error, written)),
+            },
+        }
+    }
+}
+
+/// The refusal of a FIFO, socket or device.
+fn special(operation: &'static str, path: &str, found: &str) -> ApplyError {
+    ApplyError::new(
+        ErrorKind::NotRegularFile,
+        operation,
+        path,
+        format!("is a {found}, not a regular file: refused"),
+    )
 }
 
 /// Applies a whole parsed patch: each operation, then the commit.
@@ -436,15 +447,14 @@ fn seek_all(lines: &mut Lines, pattern: &[&str], from: usize, at_end: bool) -> V
 }
 
 fn ambiguous(open: &OpenUpdate, chunk: &Chunk, places: &[usize], what: &str) -> ApplyError {
-    let mut e = ApplyError::new(
+    ApplyError::new(
         ErrorKind::Ambiguous,
         "update",
         &open.path,
         format!("{what} matches at {} places", places.len()),
     )
-    .with_lines(chunk_text(chunk));
-    e.candidates = places.iter().map(|p| p + 1).collect();
-    e
+    .with_lines(chunk_text(chunk))
+    .with_candidates(places.iter().map(|p| p + 1).collect())
 }
 
 /// The lines a chunk expects in the file (context and removed lines).

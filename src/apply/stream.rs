@@ -8,7 +8,7 @@
 //! writing it, from [`PatchStream::failure`] / [`DiffStream::failure`] after any push.
 //! [`apply_patch_stream`] and [`apply_diff_stream`] drive a parser over bytes.
 
-use super::error::{ApplyError, ErrorKind};
+use super::error::ApplyError;
 use super::patch::{Failure, PatchSession, Policy};
 use super::transaction::Change;
 use super::udiff::{DiffOptions, DiffSession};
@@ -97,11 +97,10 @@ impl PatchStream {
 }
 
 fn incomplete<K: crate::contract::ErrorKind>(verdict: &Verdict<K>) -> ApplyError {
-    let detail = match verdict.error() {
-        Some(e) => format!("the patch does not parse: {e}"),
-        None => "the patch was cut off".to_owned(),
-    };
-    ApplyError::new(ErrorKind::Parse, "parse", "", detail)
+    match verdict.error() {
+        Some(e) => ApplyError::parse(Some((*e).into()), format!("the patch does not parse: {e}")),
+        None => ApplyError::parse(None, "the patch was cut off"),
+    }
 }
 
 /// Runs `parser` over `input` in pieces of `chunk` bytes (all at once for 0), checking each

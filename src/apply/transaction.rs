@@ -1,21 +1,21 @@
 //! The transaction: every change of a patch staged in memory, then written all at once.
 //!
 //! Reads go through the transaction, so a later operation sees what an earlier one staged.
-//! [`Transaction::commit`] works in two phases: first every new content is written to a
-//! temporary file next to its target (directories created as needed); if any of that fails, the
-//! temporary files and the directories made for them are removed and nothing has changed. Then
-//! the temporary files are renamed over their targets and the deletions happen: renames within a
-//! directory do not fail for want of space, so the window for a partial result is as small as
-//! the filesystem allows.
+//! [`Transaction::commit`] checks every path again and hands the staged changes to
+//! [`commit`](super::commit), which writes temporary files, then puts them in place keeping
+//! every original until the last step succeeded, and undoes what it did if a step fails: all or
+//! nothing. [`Transaction::commit_in_order`] is Codex's behaviour: in order, keeping what was
+//! done before a failure.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs;
-use std::io;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use super::commit::{file_mode, Faults, OnFailure, Step};
 use super::error::{ApplyError, ErrorKind};
-use super::workspace::Workspace;
+use super::workspace::{open_file, FileKind, OpenError, Workspace};
 
 /// What a committed transaction did to one path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,9 +68,9 @@ pub struct Transaction {
     entries: Vec<Entry>,
     by_path: HashMap<PathBuf, usize>,
     prune_empty_dirs: bool,
-    /// Tests: make phase 1 fail at this entry, after the ones before it were prepared.
+    /// Tests: failures to inject into the commit.
     #[cfg(test)]
-    fail_at: Option<usize>,
+    faults: Faults,
 }
 
 /// What is at a path, as the transaction sees it.
@@ -82,6 +82,8 @@ pub enum Presence {
     File,
     /// A directory.
     Directory,
+    /// A FIFO, a socket or a device (its name): the engine does not touch it.
+    Special(&'static str),
 }
 
 impl Transaction {
@@ -93,7 +95,7 @@ impl Transaction {
             by_path: HashMap::new(),
             prune_empty_dirs: false,
             #[cfg(test)]
-            fail_at: None,
+            faults: Faults::default(),
         }
     }
 
@@ -114,10 +116,10 @@ impl Transaction {
         self.entries.is_empty()
     }
 
-    /// Resolves a path of the patch, or refuses it.
+    /// Resolves a path of the patch, which must name a file, or refuses it.
     pub fn resolve(&self, operation: &'static str, path: &str) -> Result<PathBuf, ApplyError> {
         self.ws
-            .resolve(path)
+            .resolve_file(path)
             .map_err(|e| ApplyError::path(operation, e))
     }
 
@@ -129,9 +131,10 @@ impl Transaction {
                 State::Delete => Presence::Missing,
             };
         }
-        match fs::metadata(full) {
-            Ok(m) if m.is_dir() => Presence::Directory,
-            Ok(_) => Presence::File,
+        match FileKind::at(full) {
+            Ok(FileKind::Directory) => Presence::Directory,
+            Ok(FileKind::Regular) => Presence::File,
+            Ok(FileKind::Special(name)) => Presence::Special(name),
             Err(_) => Presence::Missing,
         }
     }
@@ -149,19 +152,15 @@ impl Transaction {
                 State::Delete => None,
             });
         }
-        match fs::metadata(full) {
-            Ok(m) if m.is_dir() => Err(ApplyError::new(
-                ErrorKind::IsDirectory,
-                operation,
-                display,
-                "is a directory",
-            )),
-            Ok(_) => fs::read(full)
-                .map(|d| Some(Cow::Owned(d)))
-                .map_err(|e| ApplyError::io(operation, display, &e)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(ApplyError::io(operation, display, &e)),
-        }
+        let (mut file, _) = match open_file(full) {
+            Ok(opened) => opened,
+            Err(OpenError::NotFound) => return Ok(None),
+            Err(e) => return Err(ApplyError::open(operation, display, e)),
+        };
+        let mut data = Vec::new();
+        file.read_to_end(&mut data)
+            .map_err(|e| ApplyError::io(operation, display, &e))?;
+        Ok(Some(Cow::Owned(data)))
     }
 
     /// The mode the file at `full` will have, if it is staged with one or exists on disk.
@@ -205,9 +204,48 @@ impl Transaction {
         });
     }
 
-    /// Writes everything, or (if preparing any write fails) nothing.
+    /// Writes everything, or nothing: if any step fails, the ones already taken are undone
+    /// (see [`commit`](super::commit)); a path that could not be restored is named in the
+    /// error's [`unrestored`](ApplyError::unrestored).
     pub fn commit(self) -> Result<Vec<Change>, ApplyError> {
-        // Check again, on the filesystem as it is now, that every path stays inside.
+        let kinds = self.check_for_commit()?;
+        super::commit::commit(
+            &self.ws,
+            &self.steps(),
+            OnFailure::Undo,
+            self.prune_empty_dirs,
+            self.faults(),
+        )
+        .map_err(|failed| *failed.error)?;
+        Ok(self.changes(&kinds, self.entries.len()))
+    }
+
+    /// Writes the changes in the order they were staged and stops at the first that fails,
+    /// keeping the ones before it (Codex's behaviour). Returns what was changed, and the
+    /// failure if there was one. A failure before anything was put in place (a path check, a
+    /// temporary file) changes nothing.
+    pub fn commit_in_order(self) -> (Vec<Change>, Option<ApplyError>) {
+        let kinds = match self.check_for_commit() {
+            Ok(kinds) => kinds,
+            Err(e) => return (Vec::new(), Some(e)),
+        };
+        let result = super::commit::commit(
+            &self.ws,
+            &self.steps(),
+            OnFailure::Keep,
+            self.prune_empty_dirs,
+            self.faults(),
+        );
+        match result {
+            Ok(()) => (self.changes(&kinds, self.entries.len()), None),
+            Err(failed) => (self.changes(&kinds, failed.kept), Some(*failed.error)),
+        }
+    }
+
+    /// Checks again, on the filesystem as it is now, that every path stays inside and that no
+    /// directory is in the way; returns what each entry will do (`None`: the deletion of a file
+    /// that is already gone).
+    fn check_for_commit(&self) -> Result<Vec<Option<ChangeKind>>, ApplyError> {
         for e in &self.entries {
             let mut again = self.resolve("commit", &e.display)?;
             if again != e.full && matches!(e.state, State::Write { .. }) {
@@ -223,15 +261,9 @@ impl Transaction {
                 ));
             }
         }
-        let mut changes = Vec::with_capacity(self.entries.len());
+        let mut kinds = Vec::with_capacity(self.entries.len());
         for e in &self.entries {
             let existed = fs::symlink_metadata(&e.full).is_ok();
-            let kind = match (&e.state, existed) {
-                (State::Delete, true) => ChangeKind::Deleted,
-                (State::Delete, false) => continue,
-                (State::Write { .. }, true) => ChangeKind::Modified,
-                (State::Write { .. }, false) => ChangeKind::Added,
-            };
             if let (State::Write { .. }, Ok(m)) = (&e.state, fs::metadata(&e.full)) {
                 if m.is_dir() {
                     return Err(ApplyError::new(
@@ -252,135 +284,54 @@ impl Transaction {
                     ));
                 }
             }
-            changes.push(Change {
-                path: e.display.clone(),
-                kind,
+            kinds.push(match (&e.state, existed) {
+                (State::Delete, true) => Some(ChangeKind::Deleted),
+                (State::Delete, false) => None,
+                (State::Write { .. }, true) => Some(ChangeKind::Modified),
+                (State::Write { .. }, false) => Some(ChangeKind::Added),
             });
         }
+        Ok(kinds)
+    }
 
-        // Phase 1: temporary files, nothing visible changes.
-        let mut prepared = Prepared::default();
-        for (n, e) in self.entries.iter().enumerate() {
-            if let State::Write { data, mode } = &e.state {
-                let result = prepared.stage(n, &self.ws, &e.full, data, *mode);
-                #[cfg(test)]
-                let result = result.and_then(|()| match self.fail_at {
-                    Some(at) if at == n => Err(io::Error::other("injected failure")),
-                    _ => Ok(()),
-                });
-                if let Err(err) = result {
-                    prepared.undo();
-                    return Err(ApplyError::io("commit", &e.display, &err));
-                }
-            }
-        }
-
-        // Phase 2: renames and deletions.
-        let mut temps = prepared.temps.into_iter().peekable();
-        for (n, e) in self.entries.iter().enumerate() {
-            let result = match &e.state {
-                State::Write { .. } => {
-                    let (_, tmp) = temps.next().filter(|(i, _)| *i == n).expect("staged");
-                    fs::rename(&tmp, &e.full).inspect_err(|_| {
-                        let _ = fs::remove_file(&tmp);
-                    })
-                }
-                State::Delete => match fs::remove_file(&e.full) {
-                    Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(()),
-                    other => other,
+    fn steps(&self) -> Vec<Step<'_>> {
+        self.entries
+            .iter()
+            .map(|e| Step {
+                full: &e.full,
+                display: &e.display,
+                write: match &e.state {
+                    State::Write { data, mode } => Some((data.as_slice(), *mode)),
+                    State::Delete => None,
                 },
-            };
-            if let Err(err) = result {
-                for (_, tmp) in temps {
-                    let _ = fs::remove_file(tmp);
-                }
-                return Err(ApplyError::io("commit", &e.display, &err));
-            }
-            if matches!(e.state, State::Delete) && self.prune_empty_dirs {
-                let mut dir = e.full.parent();
-                while let Some(d) = dir {
-                    if d == self.ws.root() || fs::remove_dir(d).is_err() {
-                        break;
-                    }
-                    dir = d.parent();
-                }
-            }
-        }
-        Ok(changes)
-    }
-}
-
-/// Temporary files written in phase 1, and the directories made for them.
-#[derive(Default)]
-struct Prepared {
-    temps: Vec<(usize, PathBuf)>,
-    made_dirs: Vec<PathBuf>,
-}
-
-impl Prepared {
-    fn stage(
-        &mut self,
-        n: usize,
-        ws: &Workspace,
-        full: &Path,
-        data: &[u8],
-        mode: Option<u32>,
-    ) -> io::Result<()> {
-        let parent = full.parent().unwrap_or(ws.root());
-        self.make_dirs(parent)?;
-        let tmp = parent.join(format!(".frontier-{}-{n}.tmp", std::process::id()));
-        self.temps.push((n, tmp.clone()));
-        fs::write(&tmp, data)?;
-        if let Some(mode) = mode.or_else(|| file_mode(full)) {
-            set_mode(&tmp, mode)?;
-        }
-        Ok(())
+            })
+            .collect()
     }
 
-    fn make_dirs(&mut self, dir: &Path) -> io::Result<()> {
-        if dir.is_dir() {
-            return Ok(());
-        }
-        if let Some(parent) = dir.parent() {
-            self.make_dirs(parent)?;
-        }
-        fs::create_dir(dir)?;
-        self.made_dirs.push(dir.to_path_buf());
-        Ok(())
+    /// The changes of the first `taken` entries.
+    fn changes(&self, kinds: &[Option<ChangeKind>], taken: usize) -> Vec<Change> {
+        self.entries
+            .iter()
+            .zip(kinds)
+            .take(taken)
+            .filter_map(|(e, kind)| {
+                kind.map(|kind| Change {
+                    path: e.display.clone(),
+                    kind,
+                })
+            })
+            .collect()
     }
 
-    fn undo(self) {
-        for (_, tmp) in &self.temps {
-            let _ = fs::remove_file(tmp);
-        }
-        for dir in self.made_dirs.iter().rev() {
-            let _ = fs::remove_dir(dir);
-        }
+    #[cfg(test)]
+    fn faults(&self) -> Faults {
+        self.faults
     }
-}
 
-#[cfg(unix)]
-fn file_mode(full: &Path) -> Option<u32> {
-    use std::os::unix::fs::PermissionsExt;
-    fs::metadata(full)
-        .ok()
-        .map(|m| m.permissions().mode() & 0o7777)
-}
-
-#[cfg(not(unix))]
-fn file_mode(_full: &Path) -> Option<u32> {
-    None
-}
-
-#[cfg(unix)]
-fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(path, fs::Permissions::from_mode(mode & 0o7777))
-}
-
-#[cfg(not(unix))]
-fn set_mode(_path: &Path, _mode: u32) -> io::Result<()> {
-    Ok(())
+    #[cfg(not(test))]
+    fn faults(&self) -> Faults {
+        Faults::default()
+    }
 }
 
 #[cfg(test)]
@@ -451,7 +402,7 @@ mod tests {
         tx.write(a, "a.txt", b"2\n".to_vec(), None);
         let z = tx.resolve("add", "z").unwrap();
         tx.write(z, "z", b"3\n".to_vec(), None);
-        tx.fail_at = Some(2);
+        tx.faults.prepare = Some(2);
         assert_eq!(tx.commit().unwrap_err().detail, "injected failure");
         let names: Vec<_> = fs::read_dir(dir.path())
             .unwrap()
@@ -459,5 +410,136 @@ mod tests {
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("a.txt")]);
         assert_eq!(fs::read(dir.path().join("a.txt")).unwrap(), b"a\n");
+    }
+
+    /// Every path under `root` with its kind, bytes and mode: two equal snapshots mean an
+    /// identical tree.
+    fn snapshot(root: &Path) -> Vec<(PathBuf, String, Vec<u8>, Option<u32>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                let meta = fs::symlink_metadata(&path).unwrap();
+                let rel = path.strip_prefix(root).unwrap().to_path_buf();
+                if meta.is_dir() {
+                    stack.push(path.clone());
+                    out.push((rel, "dir".into(), Vec::new(), file_mode(&path)));
+                } else if meta.file_type().is_symlink() {
+                    let target = fs::read_link(&path).unwrap();
+                    let target = target.into_os_string().into_encoded_bytes();
+                    out.push((rel, "link".into(), target, None));
+                } else {
+                    out.push((
+                        rel,
+                        "file".into(),
+                        fs::read(&path).unwrap(),
+                        file_mode(&path),
+                    ));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// A transaction of five steps: update a.txt, add new/deep/n.txt, delete d.txt (leaving
+    /// gone/ empty), update through a link, add top.txt with a mode.
+    fn five_steps() -> (tempfile::TempDir, Transaction) {
+        let (dir, mut tx) = setup();
+        let root = dir.path();
+        fs::create_dir(root.join("gone")).unwrap();
+        fs::write(root.join("gone/d.txt"), "d\n").unwrap();
+        fs::write(root.join("b.txt"), "b\n").unwrap();
+        std::os::unix::fs::symlink("b.txt", root.join("link")).unwrap();
+        let steps: [(&str, Option<&[u8]>); 5] = [
+            ("a.txt", Some(b"A\n")),
+            ("new/deep/n.txt", Some(b"n\n")),
+            ("gone/d.txt", None),
+            ("link", Some(b"B\n")),
+            ("top.txt", Some(b"t\n")),
+        ];
+        for (path, data) in steps {
+            let full = tx.resolve("op", path).unwrap();
+            match data {
+                Some(data) => tx.write(full, path, data.to_vec(), Some(0o640)),
+                None => tx.delete(full, path),
+            }
+        }
+        (dir, tx.prune_empty_dirs(true))
+    }
+
+    #[test]
+    fn a_failure_at_any_step_of_the_renames_leaves_the_tree_as_it_was() {
+        for at in 0..5 {
+            let (dir, mut tx) = five_steps();
+            let before = snapshot(dir.path());
+            tx.faults.apply = Some(at);
+            let err = tx.commit().unwrap_err();
+            assert_eq!(err.detail, "injected failure", "step {at}");
+            assert!(err.unrestored().is_empty(), "step {at}: {err}");
+            assert_eq!(snapshot(dir.path()), before, "step {at}");
+        }
+        // And with no failure, all five happen.
+        let (dir, tx) = five_steps();
+        let changes = tx.commit().unwrap();
+        let letters: String = changes.iter().map(|c| c.kind.letter()).collect();
+        assert_eq!(letters, "MADMA");
+        let root = dir.path();
+        assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"A\n");
+        assert_eq!(fs::read(root.join("b.txt")).unwrap(), b"B\n");
+        assert!(!root.join("gone").exists());
+        let names: Vec<_> = snapshot(root).into_iter().map(|e| e.0).collect();
+        assert!(
+            names
+                .iter()
+                .all(|n| !n.to_string_lossy().contains(".frontier-")),
+            "{names:?}"
+        );
+    }
+
+    #[test]
+    fn an_undo_that_fails_names_the_path_it_could_not_restore() {
+        let (dir, mut tx) = five_steps();
+        tx.faults.apply = Some(4);
+        tx.faults.undo = Some(0);
+        let err = tx.commit().unwrap_err();
+        assert_eq!(err.unrestored().len(), 1, "{err}");
+        assert!(
+            err.unrestored()[0].starts_with("a.txt (injected failure; the original is kept at ")
+        );
+        assert!(err
+            .to_string()
+            .contains("could not be restored:\n  ! a.txt"));
+        // Everything else was restored; a.txt has the new content, its original is kept.
+        let root = dir.path();
+        assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"A\n");
+        assert_eq!(fs::read(root.join("b.txt")).unwrap(), b"b\n");
+        assert_eq!(fs::read(root.join("gone/d.txt")).unwrap(), b"d\n");
+        assert!(!root.join("new").exists() && !root.join("top.txt").exists());
+        let kept = err.unrestored()[0].split("kept at ").nth(1).unwrap();
+        assert_eq!(fs::read(kept.trim_end_matches(')')).unwrap(), b"a\n");
+    }
+
+    #[test]
+    fn in_order_keeps_what_was_done_before_a_failure() {
+        let (dir, mut tx) = five_steps();
+        tx.faults.apply = Some(3);
+        let (written, err) = tx.commit_in_order();
+        assert_eq!(err.unwrap().path, "link");
+        let paths: Vec<_> = written.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["a.txt", "new/deep/n.txt", "gone/d.txt"]);
+        let root = dir.path();
+        assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"A\n");
+        assert_eq!(fs::read(root.join("new/deep/n.txt")).unwrap(), b"n\n");
+        assert_eq!(fs::read(root.join("b.txt")).unwrap(), b"b\n");
+        assert!(!root.join("top.txt").exists());
+        let names: Vec<_> = snapshot(root).into_iter().map(|e| e.0).collect();
+        assert!(
+            names
+                .iter()
+                .all(|n| !n.to_string_lossy().contains(".frontier-")),
+            "{names:?}"
+        );
     }
 }

@@ -10,8 +10,14 @@
 //! the comparison is made after resolution, on the canonical path (so `x/../run.jsonl` and a
 //! symbolic link inside the root count) and on the file's identity (device and inode, so a
 //! hard link counts too).
+//!
+//! It is also the one place that opens what a path names: [`open_file`] and [`open_dir`]
+//! refuse anything but a regular file (or a directory) before opening it, because opening a
+//! FIFO for reading blocks until a writer comes, and reading a device may never end. The
+//! application engine and the agent's `read_file` and `list_dir` open through them.
 
 use std::fmt;
+use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
@@ -20,6 +26,9 @@ use std::path::{Component, Path, PathBuf};
 pub enum PathError {
     /// Empty, or not valid UTF-8 where the platform needs it, or holding a NUL byte.
     Invalid(String),
+    /// A file was expected, but the path is written as a directory's: it ends with `/`, or
+    /// its last component is `.` or `..`.
+    DirectoryName(String),
     /// An absolute path (or one with a drive or root prefix).
     Absolute(String),
     /// `..` would leave the root.
@@ -36,7 +45,7 @@ impl PathError {
     /// A stable name for the refusal.
     pub fn kind(&self) -> &'static str {
         match self {
-            PathError::Invalid(_) => "invalid_path",
+            PathError::Invalid(_) | PathError::DirectoryName(_) => "invalid_path",
             PathError::Absolute(_) => "absolute_path",
             PathError::Escapes(_) => "path_escapes_root",
             PathError::SymlinkOutside(_) => "symlink_outside_root",
@@ -50,6 +59,9 @@ impl fmt::Display for PathError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PathError::Invalid(p) => write!(f, "invalid path {p:?}"),
+            PathError::DirectoryName(p) => {
+                write!(f, "path {p:?} names a directory, not a file")
+            }
             PathError::Absolute(p) => write!(f, "absolute path {p:?} refused"),
             PathError::Escapes(p) => write!(f, "path {p:?} climbs out of the workspace"),
             PathError::SymlinkOutside(p) => {
@@ -109,10 +121,18 @@ fn canonical(path: &Path) -> PathBuf {
 }
 
 impl Workspace {
-    /// A workspace rooted at `root`, which must exist.
+    /// A workspace rooted at `root`, which must be a directory (an error of kind
+    /// [`io::ErrorKind::NotADirectory`] otherwise).
     pub fn new(root: impl AsRef<Path>) -> io::Result<Workspace> {
+        let root = root.as_ref().canonicalize()?;
+        if !fs::metadata(&root)?.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                "not a directory",
+            ));
+        }
         Ok(Workspace {
-            root: root.as_ref().canonicalize()?,
+            root,
             protected: Vec::new(),
         })
     }
@@ -186,6 +206,17 @@ impl Workspace {
         Ok(())
     }
 
+    /// [`Self::resolve`] for a path that must name a file (what a patch adds, updates, deletes
+    /// or moves to): also refuses one written as a directory's, `a.txt/`, `d/.` or `d/x/..`,
+    /// which [`Path::components`] would otherwise quietly turn into `a.txt`, `d` or `d`.
+    pub fn resolve_file(&self, path: &str) -> Result<PathBuf, PathError> {
+        let last = path.rsplit('/').next().unwrap_or(path);
+        if path.ends_with('/') || last == "." || last == ".." {
+            return Err(PathError::DirectoryName(path.to_owned()));
+        }
+        self.resolve(path)
+    }
+
     /// Walks the existing part of `relative` and checks that each prefix, symbolic links
     /// followed, stays under the root.
     fn check_links(&self, original: &str, relative: &Path) -> Result<(), PathError> {
@@ -206,6 +237,152 @@ impl Workspace {
         }
         Ok(())
     }
+}
+
+/// What a path names (symbolic links followed), as far as opening it goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A regular file.
+    Regular,
+    /// A directory.
+    Directory,
+    /// Anything else: a FIFO, a socket, a device (its name, for messages).
+    Special(&'static str),
+}
+
+impl FileKind {
+    /// The kind of `file_type`.
+    pub fn of(file_type: fs::FileType) -> FileKind {
+        #[cfg(unix)]
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_file() {
+            return FileKind::Regular;
+        }
+        if file_type.is_dir() {
+            return FileKind::Directory;
+        }
+        #[cfg(unix)]
+        {
+            if file_type.is_fifo() {
+                return FileKind::Special("FIFO");
+            }
+            if file_type.is_socket() {
+                return FileKind::Special("socket");
+            }
+            if file_type.is_block_device() {
+                return FileKind::Special("block device");
+            }
+            if file_type.is_char_device() {
+                return FileKind::Special("character device");
+            }
+        }
+        FileKind::Special("special file")
+    }
+
+    /// The kind of what `full` names (links followed).
+    pub fn at(full: &Path) -> io::Result<FileKind> {
+        fs::metadata(full).map(|m| FileKind::of(m.file_type()))
+    }
+}
+
+/// Why [`open_file`] or [`open_dir`] did not open a path.
+#[derive(Debug)]
+pub enum OpenError {
+    /// Nothing is there.
+    NotFound,
+    /// A directory where a file was expected.
+    IsDirectory,
+    /// A regular file where a directory was expected.
+    NotDirectory,
+    /// A FIFO, socket or device: never opened.
+    Special {
+        /// What it is (`FIFO`, `socket`, …).
+        found: &'static str,
+        /// What was expected (`regular file` or `directory`).
+        expected: &'static str,
+    },
+    /// Checking or opening failed otherwise.
+    Io(io::Error),
+}
+
+impl OpenError {
+    /// A stable name: `file_not_found`, `is_directory`, `not_a_directory`,
+    /// `not_regular_file` or `io_error`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            OpenError::NotFound => "file_not_found",
+            OpenError::IsDirectory => "is_directory",
+            OpenError::NotDirectory => "not_a_directory",
+            OpenError::Special { .. } => "not_regular_file",
+            OpenError::Io(_) => "io_error",
+        }
+    }
+
+    fn from_io(e: io::Error) -> OpenError {
+        match e.kind() {
+            io::ErrorKind::NotFound => OpenError::NotFound,
+            _ => OpenError::Io(e),
+        }
+    }
+
+    /// The refusal for `found` where `expected` was wanted, `None` when they agree.
+    fn kind_mismatch(found: FileKind, expected: FileKind) -> Option<OpenError> {
+        let expected_name = match expected {
+            FileKind::Directory => "directory",
+            _ => "regular file",
+        };
+        match (found, expected) {
+            (f, e) if f == e => None,
+            (FileKind::Special(found), _) => Some(OpenError::Special {
+                found,
+                expected: expected_name,
+            }),
+            (FileKind::Directory, _) => Some(OpenError::IsDirectory),
+            _ => Some(OpenError::NotDirectory),
+        }
+    }
+}
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpenError::NotFound => write!(f, "no such file or directory"),
+            OpenError::IsDirectory => write!(f, "is a directory"),
+            OpenError::NotDirectory => write!(f, "is not a directory"),
+            OpenError::Special { found, expected } => {
+                write!(f, "is a {found}, not a {expected}: refused")
+            }
+            OpenError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+/// Opens `full` for reading if it is a regular file, and returns it with its metadata. The kind
+/// is checked before opening (opening a FIFO would block) and again on the open file (the path
+/// may have been replaced in between). A FIFO put in place between the two checks can still
+/// make the open wait: std offers no portable non-blocking open without `libc`.
+pub fn open_file(full: &Path) -> Result<(fs::File, fs::Metadata), OpenError> {
+    let found = FileKind::at(full).map_err(OpenError::from_io)?;
+    if let Some(e) = OpenError::kind_mismatch(found, FileKind::Regular) {
+        return Err(e);
+    }
+    let file = fs::File::open(full).map_err(OpenError::from_io)?;
+    let meta = file.metadata().map_err(OpenError::Io)?;
+    match OpenError::kind_mismatch(FileKind::of(meta.file_type()), FileKind::Regular) {
+        Some(e) => Err(e),
+        None => Ok((file, meta)),
+    }
+}
+
+/// Lists `full` if it is a directory.
+pub fn open_dir(full: &Path) -> Result<fs::ReadDir, OpenError> {
+    let found = FileKind::at(full).map_err(OpenError::from_io)?;
+    if let Some(e) = OpenError::kind_mismatch(found, FileKind::Directory) {
+        return Err(e);
+    }
+    fs::read_dir(full).map_err(OpenError::from_io)
 }
 
 #[cfg(test)]
@@ -285,5 +462,69 @@ mod tests {
             "symlink_outside_root"
         );
         assert!(ws.resolve("in/x").is_ok());
+    }
+
+    #[test]
+    fn file_paths_written_as_directories_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path()).unwrap();
+        for path in ["a.txt/", "d/", "d/.", "d/x/..", ".."] {
+            let e = ws.resolve_file(path).unwrap_err();
+            assert!(matches!(e, PathError::DirectoryName(_)), "{path}: {e}");
+            assert_eq!(e.kind(), "invalid_path");
+        }
+        assert_eq!(
+            ws.resolve_file("d/a.txt").unwrap(),
+            ws.root().join("d/a.txt")
+        );
+        assert_eq!(
+            ws.resolve_file("d/./a..b").unwrap(),
+            ws.root().join("d/a..b")
+        );
+        // A directory's name is still fine where a directory is meant.
+        assert_eq!(ws.resolve("d/").unwrap(), ws.root().join("d"));
+    }
+
+    #[test]
+    fn only_regular_files_and_directories_are_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        std::fs::write(dir.path().join("f"), "x").unwrap();
+        let e = open_file(&fifo).unwrap_err();
+        assert_eq!(e.kind(), "not_regular_file");
+        assert_eq!(e.to_string(), "is a FIFO, not a regular file: refused");
+        let e = open_dir(&fifo).unwrap_err();
+        assert_eq!(e.to_string(), "is a FIFO, not a directory: refused");
+        assert_eq!(open_file(dir.path()).unwrap_err().kind(), "is_directory");
+        assert_eq!(
+            open_dir(&dir.path().join("f")).unwrap_err().kind(),
+            "not_a_directory"
+        );
+        assert_eq!(
+            open_file(&dir.path().join("none")).unwrap_err().kind(),
+            "file_not_found"
+        );
+        let (_, meta) = open_file(&dir.path().join("f")).unwrap();
+        assert_eq!(meta.len(), 1);
+        assert_eq!(open_dir(dir.path()).unwrap().count(), 2);
+        assert_eq!(
+            FileKind::at(Path::new("/dev/null")).unwrap(),
+            FileKind::Special("character device")
+        );
+    }
+
+    #[test]
+    fn a_root_must_be_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let e = Workspace::new(&file).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotADirectory);
+        assert_eq!(e.to_string(), "not a directory");
     }
 }

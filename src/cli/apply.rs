@@ -11,8 +11,10 @@ use std::io::{self, Write};
 use clap::ValueEnum;
 
 use frontier::apply::{Change, CheckedStream, DiffOptions, Policy, UnitCheck, Workspace};
+use frontier::apply_patch::PatchEvent;
 use frontier::contract::PushParser;
-use frontier::udiff::{UdiffEvent, UdiffParser};
+use frontier::language::{ApplyPatchMode, DiffVisitor, Language, ParserSpec, PatchVisitor};
+use frontier::udiff::UdiffEvent;
 
 use super::input;
 
@@ -66,24 +68,68 @@ pub struct Args {
 
 /// Runs `apply`.
 pub fn run(args: Args) -> Result<i32, String> {
-    let ws =
-        Workspace::new(&args.root).map_err(|e| format!("cannot open root {}: {e}", args.root))?;
     let policy = match args.policy {
         PolicyArg::Safe => Policy::Safe,
         PolicyArg::Codex => Policy::Codex,
     };
-    let mode = args.mode.as_deref();
-    match (args.lang, mode) {
-        (ApplyLang::ApplyPatch, None | Some("strict")) => run_patch(
-            frontier::apply_patch::StrictParser::default(),
-            &args,
+    // The parser first: a bad flag is a usage error whatever the root.
+    let spec = match args.lang {
+        ApplyLang::ApplyPatch => {
+            let default = match policy {
+                Policy::Safe => ApplyPatchMode::Strict,
+                Policy::Codex => ApplyPatchMode::Codex,
+            };
+            ParserSpec::new(
+                Language::ApplyPatch,
+                Some(args.mode.as_deref().unwrap_or(default.as_str())),
+            )
+        }
+        ApplyLang::Udiff => ParserSpec::new(Language::Udiff, args.mode.as_deref()),
+    }
+    .map_err(|e| e.to_string())?;
+    let ws =
+        Workspace::new(&args.root).map_err(|e| format!("cannot open root {}: {e}", args.root))?;
+    match spec {
+        ParserSpec::ApplyPatch(mode) => mode.run(PatchCommand {
+            args: &args,
             ws,
             policy,
-        ),
-        (ApplyLang::Udiff, None | Some("git")) => run_diff(UdiffParser::git(), &args, ws),
-        (ApplyLang::Udiff, Some("strict")) => run_diff(UdiffParser::strict(), &args, ws),
-        (ApplyLang::Udiff, Some("recount")) => run_diff(UdiffParser::recount(), &args, ws),
-        (_, Some(mode)) => Err(format!("unknown mode {mode:?} for apply")),
+        }),
+        ParserSpec::Udiff(udiff) => udiff.run(DiffCommand { args: &args, ws }),
+        ParserSpec::Ctl { .. } => Err("apply takes apply_patch or udiff".to_owned()),
+    }
+}
+
+/// `apply` of an apply_patch, with whichever parser the mode names.
+struct PatchCommand<'a> {
+    args: &'a Args,
+    ws: Workspace,
+    policy: Policy,
+}
+
+impl PatchVisitor for PatchCommand<'_> {
+    type Output = Result<i32, String>;
+    fn visit<P>(self, parser: P) -> Self::Output
+    where
+        P: for<'e> PushParser<Event<'e> = PatchEvent<'e>>,
+    {
+        run_patch(parser, self.args, self.ws, self.policy)
+    }
+}
+
+/// `apply` of a unified diff, with whichever parser the mode names.
+struct DiffCommand<'a> {
+    args: &'a Args,
+    ws: Workspace,
+}
+
+impl DiffVisitor for DiffCommand<'_> {
+    type Output = Result<i32, String>;
+    fn visit<P>(self, parser: P) -> Self::Output
+    where
+        P: for<'e> PushParser<Event<'e> = UdiffEvent<'e>>,
+    {
+        run_diff(parser, self.args, self.ws)
     }
 }
 
@@ -114,7 +160,7 @@ where
 
 fn run_patch<P>(parser: P, args: &Args, ws: Workspace, policy: Policy) -> Result<i32, String>
 where
-    P: for<'e> PushParser<Event<'e> = frontier::apply_patch::PatchEvent<'e>>,
+    P: for<'e> PushParser<Event<'e> = PatchEvent<'e>>,
 {
     let stream = frontier::apply::PatchStream::new(ws, policy);
     let (outcome, stream, reported) = check_as_it_arrives(parser, stream, args)?;
@@ -130,7 +176,7 @@ where
                 eprintln!("frontier: {}", failure.error);
             }
             if policy == Policy::Safe {
-                eprintln!("frontier: nothing was changed");
+                say_undone(&failure.error);
             }
             Ok(1)
         }
@@ -156,9 +202,19 @@ where
             if !reported || error.kind == frontier::apply::ErrorKind::Parse {
                 eprintln!("frontier: {error}");
             }
-            eprintln!("frontier: nothing was changed");
+            say_undone(&error);
             Ok(1)
         }
+    }
+}
+
+/// After an all-or-nothing failure: that nothing was changed, unless an undo failed (the
+/// paths it could not restore are in the error, printed above).
+fn say_undone(error: &frontier::apply::ApplyError) {
+    if error.unrestored().is_empty() {
+        eprintln!("frontier: nothing was changed");
+    } else {
+        eprintln!("frontier: the undo failed: the paths listed above were not restored");
     }
 }
 

@@ -1,14 +1,15 @@
 //! `--lang`, `--mode` and the limits, turned into a parser.
 //!
 //! Commands are generic over [`PushParser`]; they implement [`WithParser`] and [`dispatch`]
-//! calls them with the parser the flags name. Adding a language or a mode is one arm here.
+//! calls them with the parser the flags name. The flags become a
+//! [`ParserSpec`](frontier::language::ParserSpec), the library's one description of a parser:
+//! languages and modes are added there, not here.
 
 use clap::{Args, ValueEnum};
 
-use frontier::apply_patch::{CodexParser, StrictParser};
 use frontier::contract::PushParser;
-use frontier::ctl::{CtlParser, Limits};
-use frontier::udiff::UdiffParser;
+use frontier::ctl::Limits;
+use frontier::language::{Language, ParserSpec, ParserVisitor};
 
 /// The languages of `--lang`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -48,24 +49,39 @@ pub trait WithParser {
     fn run<P: PushParser>(self, parser: P) -> Self::Output;
 }
 
+impl From<Lang> for Language {
+    fn from(lang: Lang) -> Language {
+        match lang {
+            Lang::Ctl => Language::Ctl,
+            Lang::Udiff => Language::Udiff,
+            Lang::ApplyPatch => Language::ApplyPatch,
+        }
+    }
+}
+
+impl LangArgs {
+    /// The parser the flags name, or why there is none.
+    pub fn spec(&self) -> Result<ParserSpec, String> {
+        let spec =
+            ParserSpec::new(self.lang.into(), self.mode.as_deref()).map_err(|e| e.to_string())?;
+        Ok(spec.with_ctl_limits(Limits {
+            max_line: self.max_line,
+            max_arg: self.max_arg,
+        }))
+    }
+}
+
+/// A [`WithParser`] command as the library's visitor.
+struct Command<C>(C);
+
+impl<C: WithParser> ParserVisitor for Command<C> {
+    type Output = C::Output;
+    fn visit<P: PushParser>(self, parser: P) -> C::Output {
+        self.0.run(parser)
+    }
+}
+
 /// Builds the parser the flags name and runs `command` with it.
 pub fn dispatch<C: WithParser>(args: &LangArgs, command: C) -> Result<C::Output, String> {
-    let mode = args.mode.as_deref();
-    match (args.lang, mode) {
-        (Lang::Ctl, None | Some("strict")) => Ok(command.run(CtlParser::new(Limits {
-            max_line: args.max_line,
-            max_arg: args.max_arg,
-        }))),
-        (Lang::Udiff, None | Some("git")) => Ok(command.run(UdiffParser::git())),
-        (Lang::Udiff, Some("strict")) => Ok(command.run(UdiffParser::strict())),
-        (Lang::Udiff, Some("recount")) => Ok(command.run(UdiffParser::recount())),
-        (Lang::ApplyPatch, None | Some("strict")) => Ok(command.run(StrictParser::default())),
-        (Lang::ApplyPatch, Some("codex")) => Ok(command.run(CodexParser::new())),
-        (lang, Some(mode)) => Err(format!(
-            "unknown mode {mode:?} for --lang {}",
-            lang.to_possible_value()
-                .map(|v| v.get_name().to_owned())
-                .unwrap_or_default()
-        )),
-    }
+    Ok(args.spec()?.run(Command(command)))
 }
