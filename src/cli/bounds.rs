@@ -91,3 +91,6 @@ pub const SHELL_MAX_OUTPUT: Bound = Bound {
     min: 0,
     max: 64 << 20,
 };
+
+/// `mask --reps`: computations of each mask, the fastest kept.
+pub const REPS: Bound = Bound { min: 1, max: 1000 };

@@ -10,8 +10,10 @@ mod calls;
 mod check;
 mod display;
 mod events;
+mod hf_encoder;
 mod input;
 mod lang;
+mod mask;
 mod run;
 mod trace;
 mod truncate;
@@ -48,6 +50,8 @@ enum Command {
     Truncate(truncate::Args),
     /// Apply an apply_patch or a unified diff under a root directory.
     Apply(apply::Args),
+    /// Print the token mask before every step of a token sequence, with its time.
+    Mask(mask::Args),
 }
 
 /// Runs the CLI and returns the exit status.
@@ -67,6 +71,7 @@ pub fn main() -> i32 {
         Command::Run(args) => run::run(args),
         Command::Truncate(args) => truncate::run(args),
         Command::Apply(args) => apply::run(args),
+        Command::Mask(args) => mask::run(args),
     };
     match result {
         Ok(code) => code,

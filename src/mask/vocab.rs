@@ -104,7 +104,8 @@ pub struct VocabError {
 }
 
 impl VocabError {
-    pub(crate) fn new(kind: VocabErrorKind, message: impl Into<String>) -> VocabError {
+    /// An error of `kind` (for loaders and [`Encoder`]s outside this module too).
+    pub fn new(kind: VocabErrorKind, message: impl Into<String>) -> VocabError {
         VocabError {
             kind,
             message: message.into(),
@@ -124,8 +125,8 @@ impl std::error::Error for VocabError {}
 /// Text to token ids with a vocabulary's own tokenizer: the seam behind which a heavy
 /// tokenizer lives, so that the vocabulary itself needs none.
 pub trait Encoder: Send + Sync {
-    /// The ids the tokenizer gives `text` (special-token names in it are plain text).
-    fn encode(&self, text: &str) -> Vec<u32>;
+    /// The ids the tokenizer gives `text`, or why it could not encode it.
+    fn encode(&self, text: &str) -> Result<Vec<u32>, VocabError>;
 }
 
 /// One id's entry while a vocabulary is being built.
@@ -439,7 +440,7 @@ impl Vocabulary {
     /// The ids `text` has with this vocabulary's own tokenizer.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, VocabError> {
         match &self.encoder {
-            Some(encoder) => Ok(encoder.encode(text)),
+            Some(encoder) => encoder.encode(text),
             None => Err(VocabError::new(
                 VocabErrorKind::NoEncoder,
                 "this vocabulary has no tokenizer to encode text with",
@@ -456,5 +457,39 @@ impl Vocabulary {
     /// Whether an encoder is attached.
     pub fn has_encoder(&self) -> bool {
         self.encoder.is_some()
+    }
+
+    /// This vocabulary with `eos` as its EOS tokens instead of its own (each must be a special
+    /// token; the former EOS tokens stay special). On an error the vocabulary is dropped and
+    /// the error says which id was refused.
+    pub fn with_eos(mut self, eos: &[u32]) -> Result<Vocabulary, VocabError> {
+        for &id in eos {
+            match self.kinds.get(id as usize) {
+                Some(TokenKind::Special | TokenKind::Eos) => {}
+                Some(kind) => {
+                    return Err(VocabError::new(
+                        VocabErrorKind::UnknownEos,
+                        format!("EOS id {id} is not a special token (it is {kind:?})"),
+                    ))
+                }
+                None => {
+                    return Err(VocabError::new(
+                        VocabErrorKind::UnknownEos,
+                        format!("EOS id {id} is past the vocabulary's {} ids", self.size()),
+                    ))
+                }
+            }
+        }
+        for &old in &self.eos {
+            self.kinds[old as usize] = TokenKind::Special;
+        }
+        for &id in eos {
+            self.kinds[id as usize] = TokenKind::Eos;
+        }
+        let mut eos = eos.to_vec();
+        eos.sort_unstable();
+        eos.dedup();
+        self.eos = eos;
+        Ok(self)
     }
 }

@@ -57,8 +57,9 @@ impl Builtin {
 struct BuiltinEncoder(Builtin);
 
 impl Encoder for BuiltinEncoder {
-    fn encode(&self, text: &str) -> Vec<u32> {
-        self.0.bpe().encode_ordinary(text)
+    /// `encode_ordinary`: special-token names in the text are plain text.
+    fn encode(&self, text: &str) -> Result<Vec<u32>, VocabError> {
+        Ok(self.0.bpe().encode_ordinary(text))
     }
 }
 

@@ -1,0 +1,236 @@
+//! `frontier mask`: the token mask before every step of a token sequence, as a decoder would
+//! ask for it, with the time each mask took.
+//!
+//! One JSON line per step `i = 0, 1, …, n` (the mask before token `i`; step `n` is after the
+//! last): `{"step":i,"allowed":COUNT,"accepting":BOOL,"sha256":HEX}`, the hash over the mask's
+//! `ceil(V/32)` little-endian `u32` words. A token outside its step's mask is an error naming
+//! it (exit status 1), after that step's line. The last line is the summary of the times:
+//! `{"summary":{"steps":N,"p50_us":…,"p99_us":…,"p999_us":…,"max_us":…}}`, `steps` being the
+//! masks computed. With `--reps R` the whole sequence runs `R` times, each time from a new
+//! grammar (an empty mask cache, as a fresh process has), and each step keeps its fastest
+//! time: on a loaded machine a few steps of a pass are preempted, and the minimum over passes
+//! filters that out without letting a later pass reuse the masks an earlier one cached.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use frontier::mask::vocab::hf::{self, EosSpec};
+use frontier::mask::vocab::tiktoken::{self, Builtin};
+use frontier::mask::{dynamic, Vocabulary};
+
+use super::display;
+use super::lang::LangArgs;
+
+/// Flags of `mask`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    lang: LangArgs,
+    /// `tiktoken:cl100k_base`, `tiktoken:o200k_base`, or the path of a Hugging Face
+    /// `tokenizer.json`.
+    #[arg(long)]
+    vocab: OsString,
+    /// A JSON array of token ids: the sequence a decoder samples.
+    #[arg(long, conflicts_with = "text", required_unless_present = "text")]
+    token_ids: Option<OsString>,
+    /// A text file, tokenized with the vocabulary's own tokenizer.
+    #[arg(long)]
+    text: Option<OsString>,
+    /// An EOS token id (repeatable); replaces the vocabulary's own EOS tokens.
+    #[arg(long = "eos")]
+    eos: Vec<u32>,
+    /// Run the sequence R times, each from an empty mask cache, and keep each step's fastest
+    /// time, 1 to 1000.
+    #[arg(long, default_value_t = 1, value_parser = super::bounds::REPS.parser::<u32>())]
+    reps: u32,
+}
+
+#[derive(Serialize)]
+struct Step {
+    step: usize,
+    allowed: u32,
+    accepting: bool,
+    sha256: String,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    steps: usize,
+    p50_us: f64,
+    p99_us: f64,
+    p999_us: f64,
+    max_us: f64,
+}
+
+/// Runs `mask`.
+pub fn run(args: Args) -> Result<i32, String> {
+    let spec = args.lang.spec()?;
+    let vocab = Arc::new(load_vocab(&args.vocab, &args.eos)?);
+    let tokens = match (&args.token_ids, &args.text) {
+        (Some(path), _) => read_token_ids(path)?,
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("{}: {e}", display::path(path)))?;
+            vocab.encode(&text).map_err(|e| {
+                format!(
+                    "--text {}: {e} (give the ids with --token-ids)",
+                    display::path(path)
+                )
+            })?
+        }
+        (None, None) => return Err("give --token-ids FILE or --text FILE".to_owned()),
+    };
+    let mut times = vec![f64::INFINITY; tokens.len() + 1];
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut refused = None;
+    for pass in 0..args.reps {
+        // Each pass starts cold: a new grammar, so its mask cache is empty.
+        let grammar = dynamic::compile(&spec, vocab.clone());
+        let mut matcher = grammar.matcher();
+        let mut words = vec![0u32; grammar.mask_words()];
+        for (step, time) in times.iter_mut().enumerate() {
+            let start = Instant::now();
+            matcher
+                .fill_mask(&mut words)
+                .map_err(|e| format!("step {step}: {e}"))?;
+            *time = time.min(start.elapsed().as_secs_f64() * 1e6);
+            if pass == 0 {
+                let line = Step {
+                    step,
+                    allowed: words.iter().map(|w| w.count_ones()).sum(),
+                    accepting: matcher.accepting(),
+                    sha256: mask_sha256(&words),
+                };
+                write_json(&mut out, &line)?;
+            }
+            let Some(&token) = tokens.get(step) else {
+                break;
+            };
+            if let Err(e) = matcher.consume(token) {
+                refused = Some((step, e));
+                break;
+            }
+        }
+    }
+    let computed = match refused {
+        Some((step, _)) => step + 1,
+        None => times.len(),
+    };
+    write_json(
+        &mut out,
+        &serde_json::json!({ "summary": summary(&mut times[..computed]) }),
+    )?;
+    out.flush().map_err(|e| e.to_string())?;
+    match refused {
+        Some((step, e)) => {
+            eprintln!("frontier: step {step}: {e}");
+            Ok(1)
+        }
+        None => Ok(0),
+    }
+}
+
+/// The vocabulary `VOCAB` names, with `eos` as its EOS tokens when given.
+fn load_vocab(name: &OsString, eos: &[u32]) -> Result<Vocabulary, String> {
+    let text = name.to_string_lossy();
+    let loaded = match text.strip_prefix("tiktoken:") {
+        Some(encoding) => {
+            let which = Builtin::from_name(encoding).ok_or_else(|| {
+                format!(
+                    "--vocab {text}: unknown encoding (built in: tiktoken:cl100k_base, tiktoken:o200k_base)"
+                )
+            })?;
+            tiktoken::builtin(which).and_then(|v| {
+                if eos.is_empty() {
+                    Ok(v)
+                } else {
+                    v.with_eos(eos)
+                }
+            })
+        }
+        None => {
+            let eos: Vec<EosSpec> = eos.iter().map(|&id| EosSpec::Id(id)).collect();
+            hf::from_file(Path::new(name), &eos).map(super::hf_encoder::attach(Path::new(name)))
+        }
+    };
+    loaded.map_err(|e| format!("--vocab {}: {e}", display::path(name)))
+}
+
+fn read_token_ids(path: &OsString) -> Result<Vec<u32>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", display::path(path)))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "{}: not a JSON array of token ids: {e}",
+            display::path(path)
+        )
+    })
+}
+
+/// SHA-256 of the mask as little-endian `u32` words.
+fn mask_sha256(words: &[u32]) -> String {
+    let mut hash = Sha256::new();
+    for w in words {
+        hash.update(w.to_le_bytes());
+    }
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The percentiles of the steps' times (nearest rank), in microseconds.
+fn summary(times: &mut [f64]) -> Summary {
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| -> f64 {
+        if times.is_empty() {
+            return 0.0;
+        }
+        let rank = ((q * times.len() as f64).ceil() as usize).clamp(1, times.len());
+        round3(times[rank - 1])
+    };
+    Summary {
+        steps: times.len(),
+        p50_us: at(0.50),
+        p99_us: at(0.99),
+        p999_us: at(0.999),
+        max_us: at(1.0),
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn write_json(out: &mut impl Write, value: &impl Serialize) -> Result<(), String> {
+    serde_json::to_writer(&mut *out, value).map_err(|e| e.to_string())?;
+    out.write_all(b"\n").map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let mut times: Vec<f64> = (1..=1000).map(f64::from).collect();
+        let s = summary(&mut times);
+        assert_eq!(
+            (s.steps, s.p50_us, s.p99_us, s.p999_us, s.max_us),
+            (1000, 500.0, 990.0, 999.0, 1000.0)
+        );
+        let s = summary(&mut []);
+        assert_eq!((s.steps, s.max_us), (0, 0.0));
+    }
+
+    #[test]
+    fn the_hash_is_over_little_endian_words() {
+        // sha256 of the 4 bytes 01 00 00 00.
+        assert_eq!(
+            mask_sha256(&[1]),
+            "67abdd721024f0ff4e0b3f4c2fc13bc5bad42d0b7851d456d88d203d15aaa450"
+        );
+    }
+}

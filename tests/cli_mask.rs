@@ -1,0 +1,272 @@
+//! `frontier mask` as a command: every step's line agrees with the library's matcher, `--text`
+//! tokenizes with the vocabulary's own tokenizer, a refused token stops the run with exit 1,
+//! and bad arguments are usage errors.
+
+mod mask_support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use frontier::language::ParserSpec;
+use frontier::mask::vocab::tiktoken::{self, Builtin};
+use frontier::mask::{dynamic, Vocabulary};
+use sha2::{Digest, Sha256};
+
+fn frontier(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+fn lines(out: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// What the library says at every step: (allowed count, accepting, sha256 of the LE words).
+fn expected(spec: &ParserSpec, vocab: Arc<Vocabulary>, tokens: &[u32]) -> Vec<(u64, bool, String)> {
+    let grammar = dynamic::compile(spec, vocab);
+    let mut matcher = grammar.matcher();
+    let mut words = vec![0u32; grammar.mask_words()];
+    let mut out = Vec::new();
+    for step in 0..=tokens.len() {
+        matcher.fill_mask(&mut words).unwrap();
+        let mut hash = Sha256::new();
+        for w in &words {
+            hash.update(w.to_le_bytes());
+        }
+        let hex: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let count = words.iter().map(|w| w.count_ones() as u64).sum();
+        out.push((count, matcher.accepting(), hex));
+        if let Some(&t) = tokens.get(step) {
+            matcher.consume(t).unwrap();
+        }
+    }
+    out
+}
+
+fn check_steps(out: &Output, expected: &[(u64, bool, String)]) {
+    let lines = lines(out);
+    assert_eq!(
+        lines.len(),
+        expected.len() + 1,
+        "a line per step and the summary"
+    );
+    for (i, (line, (count, accepting, hex))) in lines.iter().zip(expected).enumerate() {
+        assert_eq!(line["step"], i as u64);
+        assert_eq!(line["allowed"], *count, "step {i}");
+        assert_eq!(line["accepting"], *accepting, "step {i}");
+        assert_eq!(line["sha256"], hex.as_str(), "step {i}");
+    }
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["steps"], expected.len() as u64);
+    for key in ["p50_us", "p99_us", "p999_us", "max_us"] {
+        assert!(summary[key].as_f64().unwrap() >= 0.0, "{key}");
+    }
+    assert!(summary["p50_us"].as_f64() <= summary["max_us"].as_f64());
+}
+
+#[test]
+fn every_step_agrees_with_the_library_for_each_language() {
+    let dir = tempfile::tempdir().unwrap();
+    let vocab = Arc::new(tiktoken::builtin(Builtin::O200kBase).unwrap());
+    for (lang, file) in [
+        ("ctl", "corpora/ctl/valid/05_apply_patch.ctl"),
+        ("apply_patch", "corpora/apply_patch/multi_chunk.patch"),
+        ("udiff", "corpora/udiff/git_basic.diff"),
+    ] {
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+        let tokens = vocab.encode(&text).unwrap();
+        let ids = write(
+            dir.path(),
+            "ids.json",
+            &serde_json::to_string(&tokens).unwrap(),
+        );
+        let spec = ParserSpec::parse(lang, None).unwrap();
+        let want = expected(&spec, vocab.clone(), &tokens);
+        let args = ["mask", "--lang", lang, "--vocab", "tiktoken:o200k_base"];
+        let out = frontier(&[&args[..], &["--token-ids", ids.to_str().unwrap()]].concat());
+        assert_eq!(out.status.code(), Some(0), "{lang}: {:?}", out);
+        check_steps(&out, &want);
+        // --text gives the same ids, so the same lines; --reps keeps the masks.
+        let by_text = frontier(&[&args[..], &["--text", file, "--reps", "2"]].concat());
+        assert_eq!(by_text.status.code(), Some(0));
+        check_steps(&by_text, &want);
+        let last = lines(&out).pop().unwrap();
+        assert_eq!(last["summary"]["steps"], tokens.len() as u64 + 1);
+    }
+}
+
+#[test]
+fn a_refused_token_is_named_and_stops_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let vocab = tiktoken::builtin(Builtin::Cl100kBase).unwrap();
+    let mut tokens = vocab.encode("call c1 read_file\n").unwrap();
+    let good = tokens.len();
+    tokens.extend(vocab.encode("\n\n").unwrap()); // a blank line is not CTL
+    let ids = write(
+        dir.path(),
+        "ids.json",
+        &serde_json::to_string(&tokens).unwrap(),
+    );
+    let args = ["mask", "--lang", "ctl", "--vocab", "tiktoken:cl100k_base"];
+    let out = frontier(&[&args[..], &["--token-ids", ids.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "step {good}: token_refused: token {}",
+            tokens[good]
+        )),
+        "{stderr}"
+    );
+    let lines = lines(&out);
+    assert_eq!(lines.len(), good + 2, "steps 0..={good} and the summary");
+    assert_eq!(lines.last().unwrap()["summary"]["steps"], good as u64 + 1);
+
+    // An id past the vocabulary, and EOS too early.
+    let eos = vocab.eos()[0];
+    for (bad, kind) in [(vocab.size(), "token_out_of_range"), (eos, "eos_too_early")] {
+        let ids = write(dir.path(), "bad.json", &format!("[{}, {bad}]", tokens[0]));
+        let out = frontier(&[&args[..], &["--token-ids", ids.to_str().unwrap()]].concat());
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("step 1: {kind}")), "{stderr}");
+    }
+}
+
+#[test]
+fn eos_ends_a_complete_stream_and_can_be_chosen() {
+    let dir = tempfile::tempdir().unwrap();
+    let vocab = tiktoken::builtin(Builtin::Cl100kBase).unwrap();
+    let mut tokens = vocab.encode("call c1 x\nend\n").unwrap();
+    let eos = vocab.special_id("<|endoftext|>").unwrap();
+    tokens.push(eos);
+    let ids = write(
+        dir.path(),
+        "ids.json",
+        &serde_json::to_string(&tokens).unwrap(),
+    );
+    let args = ["mask", "--lang", "ctl", "--vocab", "tiktoken:cl100k_base"];
+    let out = frontier(&[&args[..], &["--token-ids", ids.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(0));
+    let lines = lines(&out);
+    // After EOS the mask holds EOS only.
+    assert_eq!(lines[tokens.len()]["allowed"], 1);
+    // With another EOS chosen, <|endoftext|> is an ordinary special token: refused.
+    let other = vocab.special_id("<|endofprompt|>").unwrap().to_string();
+    let out = frontier(
+        &[
+            &args[..],
+            &["--token-ids", ids.to_str().unwrap(), "--eos", &other],
+        ]
+        .concat(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("special_token"));
+}
+
+#[test]
+fn a_tokenizer_json_is_a_vocabulary_with_its_own_tokenizer() {
+    let dir = tempfile::tempdir().unwrap();
+    // The test's Llama-3-style file, with the fields `tokenizers` also requires of real ones.
+    let mut full: serde_json::Value =
+        serde_json::from_str(&mask_support::byte_level_json()).unwrap();
+    for added in full["added_tokens"].as_array_mut().unwrap() {
+        for field in ["single_word", "lstrip", "rstrip"] {
+            added[field] = false.into();
+        }
+    }
+    full["pre_tokenizer"]["pretokenizers"][0]["invert"] = false.into();
+    let json = write(dir.path(), "tokenizer.json", &full.to_string());
+    let text = write(dir.path(), "in.ctl", "call c1 read_file\nend\n");
+    let tokenizer = tokenizers::Tokenizer::from_file(&json).unwrap();
+    let ids: Vec<u32> = tokenizer
+        .encode("call c1 read_file\nend\n", false)
+        .unwrap()
+        .get_ids()
+        .to_vec();
+    assert!(ids.len() > 5, "{ids:?}");
+    let vocab = Arc::new(frontier::mask::vocab::hf::from_file(&json, &[]).unwrap());
+    let want = expected(&ParserSpec::parse("ctl", None).unwrap(), vocab, &ids);
+    let out = frontier(&[
+        "mask",
+        "--lang",
+        "ctl",
+        "--vocab",
+        json.to_str().unwrap(),
+        "--text",
+        text.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    check_steps(&out, &want);
+}
+
+#[test]
+fn bad_arguments_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids = write(dir.path(), "ids.json", "[1, 2");
+    let not_json = write(dir.path(), "tokenizer.json", "not json");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--vocab", "tiktoken:p50k_base", "--token-ids", "x"],
+        vec![
+            "--vocab",
+            "tiktoken:o200k_base",
+            "--token-ids",
+            ids.to_str().unwrap(),
+        ],
+        vec!["--vocab", not_json.to_str().unwrap(), "--token-ids", "x"],
+        vec!["--vocab", "tiktoken:o200k_base"],
+        vec![
+            "--vocab",
+            "tiktoken:o200k_base",
+            "--token-ids",
+            "x",
+            "--text",
+            "y",
+        ],
+        vec![
+            "--vocab",
+            "tiktoken:o200k_base",
+            "--token-ids",
+            "x",
+            "--reps",
+            "0",
+        ],
+        vec![
+            "--vocab",
+            "tiktoken:o200k_base",
+            "--token-ids",
+            "x",
+            "--eos",
+            "0",
+        ],
+        vec![
+            "--vocab",
+            "tiktoken:o200k_base",
+            "--token-ids",
+            "x",
+            "--mode",
+            "loose",
+        ],
+    ];
+    for case in cases {
+        let out = frontier(&[&["mask", "--lang", "ctl"][..], &case].concat());
+        assert_eq!(out.status.code(), Some(2), "{case:?}: {out:?}");
+        assert!(!out.stderr.is_empty(), "{case:?}");
+        assert!(out.stdout.is_empty(), "{case:?}");
+    }
+}
