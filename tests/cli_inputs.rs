@@ -462,3 +462,53 @@ fn run_refuses_a_call_over_the_assemblers_bounds() {
         .iter()
         .any(|r| r["type"] == "tool_result" && r["id"] == "c2"));
 }
+
+#[test]
+fn apply_and_run_take_paths_that_are_not_utf8() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let dir = tempfile::tempdir().unwrap();
+    let name = |s: &[u8]| dir.path().join(OsString::from_vec(s.to_vec()));
+    let root = name(b"root\xff");
+    std::fs::create_dir(&root).unwrap();
+    let patch = name(b"p\xff.patch");
+    std::fs::write(
+        &patch,
+        "*** Begin Patch\n*** Add File: b.txt\n+x\n*** End Patch\n",
+    )
+    .unwrap();
+    let out = frontier()
+        .args(["apply", "--lang", "apply_patch", "--root"])
+        .arg(&root)
+        .arg(&patch)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(std::fs::read(root.join("b.txt")).unwrap(), b"x\n");
+
+    let session = name(b"s\xff.jsonl");
+    std::fs::write(
+        &session,
+        "{\"output\":\"call c1 read_file\\narg path 5\\nb.txtend\\n\",\"finish\":\"stop\"}\n",
+    )
+    .unwrap();
+    let transcript = name(b"t\xff.jsonl");
+    let mut model = OsString::from("replay:");
+    model.push(&session);
+    let out = frontier()
+        .arg("run")
+        .arg("--model")
+        .arg(&model)
+        .arg("--root")
+        .arg(&root)
+        .arg("--transcript")
+        .arg(&transcript)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    assert!(
+        text.contains(r#""type":"tool_result","turn":1,"id":"c1","ok":true,"output":"x\n""#),
+        "{text}"
+    );
+}

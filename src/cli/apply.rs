@@ -6,6 +6,7 @@
 //! not be placed and, for an ambiguous chunk, the candidate line numbers). Exit status 0 on
 //! success, 1 on failure, 2 when the command could not run.
 
+use std::ffi::OsString;
 use std::io::{self, Write};
 
 use clap::ValueEnum;
@@ -16,7 +17,7 @@ use frontier::contract::PushParser;
 use frontier::language::{ApplyPatchMode, DiffVisitor, Language, ParserSpec, PatchVisitor};
 use frontier::udiff::UdiffEvent;
 
-use super::input;
+use super::{display, input};
 
 /// The languages `apply` takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -52,7 +53,7 @@ pub struct Args {
     policy: PolicyArg,
     /// The workspace root.
     #[arg(long, default_value = ".")]
-    root: String,
+    root: OsString,
     /// udiff: leading path components to strip from names, 0 to 4096.
     #[arg(short = 'p', default_value_t = 1, value_parser = super::bounds::STRIP.parser::<usize>())]
     strip: usize,
@@ -63,7 +64,7 @@ pub struct Args {
     #[arg(long, value_parser = super::bounds::CHUNK.parser::<usize>())]
     chunk: Option<usize>,
     /// The patch; `-` is standard input.
-    file: String,
+    file: OsString,
 }
 
 /// Runs `apply`.
@@ -87,8 +88,8 @@ pub fn run(args: Args) -> Result<i32, String> {
         ApplyLang::Udiff => ParserSpec::new(Language::Udiff, args.mode.as_deref()),
     }
     .map_err(|e| e.to_string())?;
-    let ws =
-        Workspace::new(&args.root).map_err(|e| format!("cannot open root {}: {e}", args.root))?;
+    let ws = Workspace::new(&args.root)
+        .map_err(|e| format!("cannot open root {}: {e}", display::path(&args.root)))?;
     match spec {
         ParserSpec::ApplyPatch(mode) => mode.run(PatchCommand {
             args: &args,
@@ -152,7 +153,7 @@ where
     input::for_each_piece(&args.file, args.chunk, |piece| {
         checked.push(piece, &mut say)
     })
-    .map_err(|e| format!("cannot read {}: {e}", args.file))?;
+    .map_err(|e| format!("cannot read {}: {e}", display::path(&args.file)))?;
     let reported = checked.reported();
     let (outcome, stream) = checked.finish();
     Ok((outcome, stream, reported))

@@ -1,8 +1,10 @@
 //! `frontier run`: the agent loop, driven by a replayed session or an OpenAI-compatible
 //! endpoint. The loop itself is [`frontier::agent`]; this module reads flags and files.
 
+use std::ffi::{OsStr, OsString};
 use std::fs::OpenOptions;
 use std::io::{self, BufWriter, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
 
 use frontier::agent::openai::{OpenAi, OpenAiConfig};
@@ -12,7 +14,7 @@ use frontier::agent::{Config, ModelSource, Toolset};
 use frontier::apply::Workspace;
 use frontier::ctl::Limits;
 
-use super::input;
+use super::{display, input};
 
 /// Flags of `run`.
 #[derive(clap::Args, Debug)]
@@ -20,10 +22,10 @@ pub struct Args {
     /// `replay:FILE` (recorded turns, one JSON object per line) or `openai` (the endpoint named
     /// by OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL).
     #[arg(long)]
-    model: String,
+    model: OsString,
     /// The workspace: every path is confined to it, every command runs in it.
     #[arg(long)]
-    root: String,
+    root: OsString,
     /// The user's request, the conversation's first user message (required with
     /// `--model openai`).
     #[arg(long)]
@@ -31,7 +33,7 @@ pub struct Args {
     /// Where to write the transcript (JSON lines), appended to the file if it exists; default
     /// standard output. No tool can reach it, even inside the root.
     #[arg(long)]
-    transcript: Option<String>,
+    transcript: Option<OsString>,
     /// Stream a replayed turn N bytes at a time, 1 to 65536.
     #[arg(long, default_value_t = 1, value_parser = super::bounds::CHUNK.parser::<usize>())]
     chunk: usize,
@@ -70,12 +72,19 @@ pub fn run(args: Args) -> Result<i32, String> {
             args.toolset
         )
     })?;
-    let workspace = Workspace::new(&args.root).map_err(|e| format!("--root {}: {e}", args.root))?;
-    let mut model: Box<dyn ModelSource> = if let Some(file) = args.model.strip_prefix("replay:") {
-        let bytes = input::read_all(file).map_err(|e| format!("{file}: {e}"))?;
-        let text = String::from_utf8(bytes).map_err(|_| format!("{file}: not UTF-8"))?;
-        let turns = replay::parse(&text).map_err(|e| format!("{file}: {e}"))?;
-        Box::new(Replay::new(file, turns, args.chunk))
+    let workspace = Workspace::new(&args.root)
+        .map_err(|e| format!("--root {}: {e}", display::path(&args.root)))?;
+    let replay_file = args
+        .model
+        .as_bytes()
+        .strip_prefix(b"replay:")
+        .map(OsStr::from_bytes);
+    let mut model: Box<dyn ModelSource> = if let Some(file) = replay_file {
+        let name = display::path(file);
+        let bytes = input::read_all(file).map_err(|e| format!("{name}: {e}"))?;
+        let text = String::from_utf8(bytes).map_err(|_| format!("{name}: not UTF-8"))?;
+        let turns = replay::parse(&text).map_err(|e| format!("{name}: {e}"))?;
+        Box::new(Replay::new(file.to_string_lossy(), turns, args.chunk))
     } else if args.model == "openai" {
         let config = OpenAiConfig::from_env()?;
         if args.task.as_deref().is_none_or(|t| t.trim().is_empty()) {
@@ -84,8 +93,8 @@ pub fn run(args: Args) -> Result<i32, String> {
         Box::new(OpenAi::new(config))
     } else {
         return Err(format!(
-            "--model {:?}: expected replay:FILE or openai",
-            args.model
+            "--model {}: expected replay:FILE or openai",
+            display::path(&args.model)
         ));
     };
     let mut config = Config::new(workspace);
@@ -106,14 +115,15 @@ pub fn run(args: Args) -> Result<i32, String> {
     // is protected from the tools wherever it lies (standard output too, when it is a file).
     let mut out: Box<dyn Write> = match &args.transcript {
         Some(path) if path != "-" => {
+            let name = display::path(path);
             let file = OpenOptions::new()
                 .create(true)
                 .append(true)
                 .open(path)
-                .map_err(|e| format!("{path}: {e}"))?;
+                .map_err(|e| format!("{name}: {e}"))?;
             config
                 .protect(path)
-                .map_err(|e| format!("--transcript {path}: {e}"))?;
+                .map_err(|e| format!("--transcript {name}: {e}"))?;
             Box::new(BufWriter::new(file))
         }
         _ => {
