@@ -6,40 +6,26 @@
 //! they also report the exact set of bytes that may come next, which is what a constrained
 //! decoder needs.
 //!
-//! Every language implements one contract, [`contract::PushParser`]:
-//!
-//! - [`ctl`]: CTL, a line-framed tool-call language with length-prefixed raw arguments;
-//! - [`apply_patch`]: the patch language of OpenAI Codex (strict and codex modes);
-//! - [`udiff`]: unified diff (`git diff`, `diff -u`) in `strict`, `git` and `recount` modes;
-//! - [`json_baseline`]: the JSON-buffer framing CTL is measured against.
-//!
-//! [`language`] names a parser (language, mode, limits) from strings and builds it.
-//! [`event`] gives every language's events one printable, comparable form, and [`harness`]
-//! holds the drivers and contract checks that the tests and the fuzz targets share.
-//! [`apply`] applies the patches the parsers confirm to a workspace: unit by unit as they are
-//! confirmed, all or nothing at the end. [`agent`] is the loop that executes only confirmed
-//! tool calls, and [`truncation`] the experiment that compares it with JSON framings cut off
-//! at every byte.
+//! The parsers, recognisers and token masks live in the crate `frontier-core`, which an
+//! inference engine embeds without this crate's command line, HTTP client or agent; they are
+//! re-exported here under the same paths ([`contract`], [`ctl`], [`apply_patch`], [`udiff`],
+//! [`language`], [`recognizer`], [`mask`], [`event`], [`harness`]). This crate adds what sits
+//! above them: [`apply`] applies the patches the parsers confirm to a workspace, unit by unit
+//! as they are confirmed and all or nothing at the end; [`agent`] is the loop that executes
+//! only confirmed tool calls; [`json_baseline`] is the JSON-buffer framing CTL is measured
+//! against, and [`truncation`] the experiment that compares them cut off at every byte.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod agent;
 pub mod apply;
-pub mod apply_patch;
-pub mod byteset;
-pub mod contract;
-pub mod ctl;
-pub mod event;
-pub mod harness;
 pub mod json_baseline;
-pub mod language;
-pub mod mask;
-pub mod recognizer;
 pub mod truncation;
-pub mod udiff;
 
-pub use byteset::ByteSet;
-pub use contract::{ErrorKind, Outcome, ParseError, PushParser, Verdict};
+pub use frontier_core::{
+    apply_patch, byteset, contract, ctl, event, harness, language, mask, recognizer, udiff,
+};
+pub use frontier_core::{ByteSet, ErrorKind, Outcome, ParseError, PushParser, Verdict};
 
 /// The Rust examples of the README and of `docs/`, run by `cargo test --doc`; their command
 /// examples run in `tests/doc_examples.rs`.

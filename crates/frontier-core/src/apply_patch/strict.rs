@@ -571,9 +571,9 @@ mod tests {
     #[test]
     fn kept_allowed_set_is_fresh() {
         let inputs: [&[u8]; 3] = [
-            include_bytes!("../../corpora/apply_patch/multi_chunk.patch"),
-            include_bytes!("../../corpora/apply_patch/unicode.patch"),
-            include_bytes!("../../corpora/apply_patch/invalid_utf8.patch"),
+            include_bytes!("../../../../corpora/apply_patch/multi_chunk.patch"),
+            include_bytes!("../../../../corpora/apply_patch/unicode.patch"),
+            include_bytes!("../../../../corpora/apply_patch/invalid_utf8.patch"),
         ];
         for input in inputs {
             let mut m = StrictMachine::default();

@@ -13,8 +13,8 @@
 //! Stepping CTL's recogniser byte by byte, as a sampler would:
 //!
 //! ```
-//! use frontier::ctl::CtlMachine;
-//! use frontier::recognizer::Recognizer;
+//! use frontier_core::ctl::CtlMachine;
+//! use frontier_core::recognizer::Recognizer;
 //!
 //! let mut state = CtlMachine::default();
 //! for &byte in b"call c1 read_file\n" {

@@ -15,7 +15,7 @@
 //! `as_str`, `ALL` and `NAMES`, and one arm in the dispatch: every front end then accepts it.
 //!
 //! ```
-//! use frontier::language::{Language, ParserSpec};
+//! use frontier_core::language::{Language, ParserSpec};
 //!
 //! let spec = ParserSpec::parse("apply_patch", None).unwrap();
 //! assert_eq!((spec.language(), spec.mode_name()), (Language::ApplyPatch, "strict"));

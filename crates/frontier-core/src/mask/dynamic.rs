@@ -8,8 +8,8 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use frontier::language::ParserSpec;
-//! use frontier::mask::{dynamic, Vocabulary};
+//! use frontier_core::language::ParserSpec;
+//! use frontier_core::mask::{dynamic, Vocabulary};
 //!
 //! let tokens: Vec<Vec<u8>> = [
 //!     &b"*** Begin Patch\n"[..],

@@ -1,9 +1,9 @@
 //! Whole file operations from [`PatchEvent`]s, for consumers that want values.
 //!
 //! ```
-//! use frontier::apply_patch::{OperationAssembler, StrictParser};
-//! use frontier::apply_patch::units::FileOperation;
-//! use frontier::contract::PushParser;
+//! use frontier_core::apply_patch::{OperationAssembler, StrictParser};
+//! use frontier_core::apply_patch::units::FileOperation;
+//! use frontier_core::contract::PushParser;
 //!
 //! let mut parser = StrictParser::default();
 //! let mut assembler = OperationAssembler::default();

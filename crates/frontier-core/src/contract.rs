@@ -10,8 +10,8 @@
 //! # The loop of a constrained decoder
 //!
 //! ```
-//! use frontier::contract::PushParser;
-//! use frontier::ctl::CtlParser;
+//! use frontier_core::contract::PushParser;
+//! use frontier_core::ctl::CtlParser;
 //!
 //! let mut parser = CtlParser::default();
 //! for &byte in b"call c1 read_file\nend\n" {

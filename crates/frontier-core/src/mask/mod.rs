@@ -18,8 +18,8 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use frontier::ctl::CtlMachine;
-//! use frontier::mask::{CompiledGrammar, Vocabulary};
+//! use frontier_core::ctl::CtlMachine;
+//! use frontier_core::mask::{CompiledGrammar, Vocabulary};
 //!
 //! let tokens: Vec<Vec<u8>> = [&b"call"[..], b" ", b"c1", b" read", b"\n", b"end\n", b"</s>"]
 //!     .iter()

@@ -982,11 +982,11 @@ mod tests {
     #[test]
     fn kept_allowed_set_is_fresh() {
         let inputs: [&[u8]; 5] = [
-            include_bytes!("../../corpora/apply_patch/codex_lenient.patch"),
-            include_bytes!("../../corpora/apply_patch/codex_heredoc.patch"),
-            include_bytes!("../../corpora/apply_patch/codex_crlf.patch"),
-            include_bytes!("../../corpora/apply_patch/unicode.patch"),
-            include_bytes!("../../corpora/apply_patch/invalid_utf8.patch"),
+            include_bytes!("../../../../corpora/apply_patch/codex_lenient.patch"),
+            include_bytes!("../../../../corpora/apply_patch/codex_heredoc.patch"),
+            include_bytes!("../../../../corpora/apply_patch/codex_crlf.patch"),
+            include_bytes!("../../../../corpora/apply_patch/unicode.patch"),
+            include_bytes!("../../../../corpora/apply_patch/invalid_utf8.patch"),
         ];
         for input in inputs {
             let mut m = CodexMachine::new();

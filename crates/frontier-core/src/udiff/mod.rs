@@ -22,14 +22,14 @@
 //!   confirmed, which is when the application engine may check it.
 //!
 //! ```
-//! use frontier::contract::PushParser;
-//! use frontier::udiff::{Assembled, PatchAssembler, UdiffParser};
+//! use frontier_core::contract::PushParser;
+//! use frontier_core::udiff::{Assembled, PatchAssembler, UdiffParser};
 //!
 //! let diff = b"--- a/f\n+++ b/f\n@@ -1 +1 @@\n-old\n+new\n";
 //! let mut parser = UdiffParser::strict();
 //! let mut assembler = PatchAssembler::default();
 //! let mut hunks = 0;
-//! let mut on_event = |e: frontier::udiff::UdiffEvent<'_>| {
+//! let mut on_event = |e: frontier_core::udiff::UdiffEvent<'_>| {
 //!     if let Some(Assembled::Hunk(h)) = assembler.on_event(&e) {
 //!         assert_eq!((h.old_count, h.new_count), (1, 1));
 //!         hunks += 1;
