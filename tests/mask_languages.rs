@@ -364,3 +364,140 @@ fn udiff_masks_cl100k() {
 fn udiff_masks_o200k() {
     udiff(o200k());
 }
+
+/// What a caller can observe of a matcher.
+fn snapshot<R: Recognizer + PartialEq>(m: &Matcher<R>) -> (R, bool, usize, Vec<u32>) {
+    let mut mask = vec![0; m.grammar().vocab().mask_words()];
+    m.fill_mask(&mut mask).unwrap();
+    (m.state(), m.is_terminated(), m.history_len(), mask)
+}
+
+/// Consumes `text`'s tokens one by one.
+fn feed<R: Recognizer>(shared: &Shared, m: &mut Matcher<R>, text: &[u8]) {
+    for token in shared.tokenize(text) {
+        m.consume(token).unwrap();
+    }
+}
+
+/// The id-level edges with strict apply_patch: EOS too early, specials, holes and ids past
+/// the vocabulary refused mid-patch (each changing nothing), `forced_bytes` through the
+/// matcher, EOS at the end and the EOS-only mask after it.
+fn apply_patch_id_edges(shared: &Shared, other_special: u32, hole: Option<u32>) {
+    let vocab = &shared.vocab;
+    let eos = vocab.eos()[0];
+    let grammar = CompiledGrammar::new(Arc::clone(vocab), strict().recognizer());
+    let mut m = grammar.matcher();
+    assert_eq!(
+        m.consume(eos),
+        Err(MaskError::EosTooEarly { token: eos }),
+        "the empty text is no patch"
+    );
+    feed(shared, &mut m, b"*** Begin Patch\n");
+    let mut forced = Vec::new();
+    m.forced_bytes(&mut forced);
+    assert_eq!(
+        forced, b"*** ",
+        "after the first line every marker starts with `*** `"
+    );
+
+    let before = snapshot(&m);
+    let refusals = [
+        (eos, MaskError::EosTooEarly { token: eos }),
+        (
+            other_special,
+            MaskError::SpecialToken {
+                token: other_special,
+            },
+        ),
+        (
+            vocab.size(),
+            MaskError::TokenOutOfRange {
+                token: vocab.size(),
+                vocab_size: vocab.size(),
+            },
+        ),
+        (
+            u32::MAX,
+            MaskError::TokenOutOfRange {
+                token: u32::MAX,
+                vocab_size: vocab.size(),
+            },
+        ),
+    ];
+    for (token, refusal) in refusals
+        .into_iter()
+        .chain(hole.map(|h| (h, MaskError::SpecialToken { token: h })))
+    {
+        assert_eq!(m.consume(token), Err(refusal));
+        assert_eq!(snapshot(&m), before, "refusing {token} changed the matcher");
+    }
+    assert!(!bit(&before.3, eos) && !bit(&before.3, other_special));
+
+    feed(shared, &mut m, b"*** Delete File: a.txt\n*** End Patch\n");
+    assert!(m.accepting());
+    let at_end = snapshot(&m);
+    assert!(
+        bit(&at_end.3, eos),
+        "EOS is allowed at the end of a complete patch"
+    );
+    m.consume(eos).unwrap();
+    assert!(m.is_terminated() && m.accepting());
+    let mut mask = vec![0u32; vocab.mask_words()];
+    m.fill_mask(&mut mask).unwrap();
+    let allowed: Vec<u32> = (0..vocab.size()).filter(|&id| bit(&mask, id)).collect();
+    assert_eq!(allowed, vocab.eos(), "after EOS the mask holds EOS only");
+    let newline = shared.tokenize(b"\n")[0];
+    assert_eq!(
+        m.consume(newline),
+        Err(MaskError::Terminated { token: newline })
+    );
+    m.rollback(1).unwrap();
+    let back = snapshot(&m);
+    assert_eq!(
+        (back.0, back.1, back.3),
+        (at_end.0, at_end.1, at_end.3),
+        "rollback undoes EOS"
+    );
+}
+
+#[test]
+fn apply_patch_id_edges_o200k() {
+    let shared = o200k();
+    let prompt = shared.vocab.special_id("<|endofprompt|>").unwrap();
+    apply_patch_id_edges(shared, prompt, Some(199_998));
+}
+
+#[test]
+fn apply_patch_id_edges_byte_level() {
+    let shared = byte_level();
+    let bos = shared.vocab.special_id("<|begin_of_text|>").unwrap();
+    apply_patch_id_edges(shared, bos, None);
+}
+
+/// Unified diff, every mode: EOS where the parser accepts, at the start and in a hunk one
+/// line short (recount mode ignores counts: ends there; strict and git: refused, changing
+/// nothing), and once the hunk is whole.
+#[test]
+fn udiff_eos_edges_cl100k() {
+    let shared = cl100k();
+    let eos = shared.vocab.eos()[0];
+    let hunk = b"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-x\n+y\n";
+    for mode in [Mode::Strict, Mode::Git, Mode::Recount] {
+        let mut parser = UdiffParser::new(mode, Limits::default());
+        let grammar = CompiledGrammar::new(Arc::clone(&shared.vocab), parser.recognizer());
+        let mut m = grammar.matcher();
+        assert_eq!(m.accepting(), parser.accepting(), "{mode:?}");
+        feed(shared, &mut m, hunk);
+        parser.push(hunk, &mut |_| {}).unwrap();
+        assert_eq!(m.accepting(), parser.accepting(), "{mode:?}");
+        assert_eq!(m.accepting(), mode == Mode::Recount, "{mode:?}");
+        if !m.accepting() {
+            let before = snapshot(&m);
+            assert_eq!(m.consume(eos), Err(MaskError::EosTooEarly { token: eos }));
+            assert_eq!(snapshot(&m), before);
+        }
+        feed(shared, &mut m, b" z\n");
+        m.consume(eos).unwrap();
+        assert!(m.is_terminated(), "{mode:?}");
+    }
+}
