@@ -45,4 +45,6 @@ pub use contract::{ErrorKind, Outcome, ParseError, PushParser, Verdict};
 mod doc_examples {
     #[doc = include_str!("../README.md")]
     struct Readme;
+    #[doc = include_str!("../docs/masks.md")]
+    struct Masks;
 }
