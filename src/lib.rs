@@ -33,4 +33,6 @@ pub use frontier_core::{ByteSet, ErrorKind, Outcome, ParseError, PushParser, Ver
 mod doc_examples {
     #[doc = include_str!("../README.md")]
     struct Readme;
+    #[doc = include_str!("../docs/masks.md")]
+    struct Masks;
 }

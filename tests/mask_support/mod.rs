@@ -2,6 +2,8 @@
 //! and a greedy tokenizer for bytes that are not UTF-8 (or for vocabularies without one).
 #![allow(dead_code)]
 
+pub mod shared;
+
 use std::collections::HashMap;
 
 use frontier::mask::{TokenKind, Vocabulary};
