@@ -477,7 +477,7 @@ fn bench(c: &mut Criterion) {
             &vocab,
             strict,
             PATCH_SAMPLE,
-            &[git_patch.clone()],
+            std::slice::from_ref(&git_patch),
         );
         let (times, differ) = llg_latencies(&vocab, &env, &seqs);
         report(&format!("{label} llguidance"), times);
@@ -489,7 +489,7 @@ fn bench(c: &mut Criterion) {
             &vocab,
             CtlMachine::default(),
             &sample,
-            &[ctl.clone()],
+            std::slice::from_ref(&ctl),
         );
         language(
             c,
@@ -497,7 +497,7 @@ fn bench(c: &mut Criterion) {
             &vocab,
             udiff_machine,
             UDIFF_SAMPLE,
-            &[udiff.clone()],
+            std::slice::from_ref(&udiff),
         );
 
         let words = llg_words(&vocab);
