@@ -204,13 +204,20 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// The ids of `text`: the vocabulary's encoder on UTF-8 runs (each other byte as its
-/// single-byte token), or longest match where it has no encoder.
-fn tokenize(vocab: &Vocabulary, text: &[u8]) -> Vec<u32> {
+/// The ids of each text: the vocabulary's encoder on UTF-8 runs (the bytes between them by
+/// longest match), or longest match throughout where it has no encoder.
+fn tokenize(vocab: &Vocabulary, texts: &[Vec<u8>]) -> Vec<Vec<u32>> {
     let mut by_bytes: HashMap<&[u8], u32> = HashMap::new();
     for (id, bytes) in vocab.normal_tokens() {
         by_bytes.entry(bytes).or_insert(id);
     }
+    texts
+        .iter()
+        .map(|text| tokenize_one(vocab, &by_bytes, text))
+        .collect()
+}
+
+fn tokenize_one(vocab: &Vocabulary, by_bytes: &HashMap<&[u8], u32>, text: &[u8]) -> Vec<u32> {
     let longest_match = |piece: &[u8], ids: &mut Vec<u32>| {
         let mut at = 0;
         while at < piece.len() {
@@ -382,7 +389,7 @@ fn language<R: Recognizer>(
     sample: &[u8],
     texts: &[Vec<u8>],
 ) -> Vec<Vec<u32>> {
-    let seqs: Vec<Vec<u32>> = texts.iter().map(|t| tokenize(vocab, t)).collect();
+    let seqs = tokenize(vocab, texts);
     let bytes: usize = texts.iter().map(Vec::len).sum();
     let tokens: usize = seqs.iter().map(Vec::len).sum();
     for start in [Start::Cold, Start::Prepared, Start::Warm] {
