@@ -43,7 +43,7 @@ use frontier::ctl::CtlMachine;
 use frontier::mask::vocab::hf::{self, EosSpec};
 use frontier::mask::vocab::tiktoken::{self, Builtin};
 use frontier::mask::vocab::Encoder;
-use frontier::mask::{CompiledGrammar, TokenKind, TokenTrie, Vocabulary};
+use frontier::mask::{CompiledGrammar, Matcher, TokenKind, TokenTrie, Vocabulary};
 use frontier::recognizer::Recognizer;
 use frontier::udiff::{Limits as UdiffLimits, Mode, UdiffMachine};
 use llguidance::api::TopLevelGrammar;
@@ -430,8 +430,9 @@ fn language<R: Recognizer>(
     };
     run(&mut mask);
     println!(
-        "mask {label}: {} distinct keys",
-        grammar.cache_stats().entries
+        "mask {label}: {} distinct keys; a matcher is {} bytes, rollback history aside",
+        grammar.cache_stats().entries,
+        std::mem::size_of::<Matcher<R>>()
     );
     let mut group = c.benchmark_group("mask_fill_warm");
     group.throughput(Throughput::Elements((tokens + seqs.len()) as u64));
