@@ -961,7 +961,17 @@ impl crate::recognizer::Recognizer for CodexMachine {
     }
 
     fn mask_key(&self, _horizon: u32) -> CodexMachine {
+        // Between characters the decoder's code point is the last character's (an ASCII byte
+        // leaves it as it was), read by nothing to come: left out, so that a text's
+        // characters do not each make a new key. Inside a character it says which bytes
+        // continue a whitespace character, and stays.
+        let utf8 = if self.utf8.at_boundary() {
+            self.utf8.without_code_point()
+        } else {
+            self.utf8
+        };
         CodexMachine {
+            utf8,
             consumed: 0,
             error: self.error.map(|e| ParseError {
                 offset: 0,

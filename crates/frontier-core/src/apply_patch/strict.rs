@@ -551,7 +551,25 @@ impl crate::recognizer::Recognizer for StrictMachine {
     }
 
     fn mask_key(&self, _horizon: u32) -> StrictMachine {
+        // Strict mode never reads a character's value (only whether its bytes are valid), so
+        // the code point is left out: otherwise every distinct character of a text would
+        // make a new key, and a mask miss (a walk of most of the trie) for the next token.
+        let state = match self.state {
+            State::Text {
+                kind,
+                nonempty,
+                utf8,
+                add,
+            } => State::Text {
+                kind,
+                nonempty,
+                utf8: utf8.without_code_point(),
+                add,
+            },
+            other => other,
+        };
         StrictMachine {
+            state,
             consumed: 0,
             error: self.error.map(|e| ParseError {
                 offset: 0,

@@ -93,6 +93,14 @@ impl Utf8 {
         self.need == 0
     }
 
+    /// The decoder without its code point: what the bytes to come can see of it when the
+    /// character's value is not used (the allowed continuations live in `need`, `have` and
+    /// `next`). A recogniser's mask key uses it, so that every character leaves one key.
+    #[inline]
+    pub const fn without_code_point(self) -> Utf8 {
+        Utf8 { cp: 0, ..self }
+    }
+
     /// Bytes of the unfinished character (0 at a boundary).
     #[inline]
     pub const fn partial_len(self) -> u8 {
