@@ -127,8 +127,8 @@ fn ctl_sample(longest_token: u32) -> Vec<u8> {
 struct RankEncoder(tiktoken_rs::CoreBPE);
 
 impl Encoder for RankEncoder {
-    fn encode(&self, text: &str) -> Vec<u32> {
-        self.0.encode_ordinary(text)
+    fn encode(&self, text: &str) -> Result<Vec<u32>, frontier::mask::vocab::VocabError> {
+        Ok(self.0.encode_ordinary(text))
     }
 }
 
