@@ -51,6 +51,19 @@ pub struct ParseError<K> {
     pub kind: K,
 }
 
+impl<K: Copy> ParseError<K> {
+    /// The same error with its offset and byte cleared: what a recogniser's
+    /// [`mask_key`](crate::recognizer::Recognizer::mask_key) keeps of it, since no
+    /// continuation can observe where a stream failed, only that it did and why.
+    pub fn without_position(self) -> ParseError<K> {
+        ParseError {
+            offset: 0,
+            byte: 0,
+            kind: self.kind,
+        }
+    }
+}
+
 impl<K: ErrorKind> fmt::Display for ParseError<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

@@ -110,3 +110,24 @@ pub trait Recognizer: Copy + Debug + Send + Sync + 'static {
         out
     }
 }
+
+/// `try_byte` for a machine whose `step` takes an allowed byte and puts a refused one into a
+/// sticky error: refuses what `allowed` excludes without stepping, and restores the machine
+/// should `step` ever refuse an allowed byte, so the trait's law holds even then.
+#[inline]
+pub(crate) fn step_if_allowed<M: Copy, T, E>(
+    machine: &mut M,
+    allowed: ByteSet,
+    byte: u8,
+    step: impl FnOnce(&mut M, u8) -> Result<T, E>,
+) -> bool {
+    if !allowed.contains(byte) {
+        return false;
+    }
+    let before = *machine;
+    if step(machine, byte).is_err() {
+        *machine = before;
+        return false;
+    }
+    true
+}

@@ -539,15 +539,8 @@ impl crate::recognizer::Recognizer for StrictMachine {
 
     #[inline]
     fn try_byte(&mut self, byte: u8) -> bool {
-        if !self.allowed.contains(byte) {
-            return false;
-        }
-        let before = *self;
-        if self.step(byte).is_err() {
-            *self = before; // unreachable while `allowed` is exact; the law holds regardless
-            return false;
-        }
-        true
+        let allowed = self.allowed;
+        crate::recognizer::step_if_allowed(self, allowed, byte, StrictMachine::step)
     }
 
     fn mask_key(&self, _horizon: u32) -> StrictMachine {
@@ -571,11 +564,7 @@ impl crate::recognizer::Recognizer for StrictMachine {
         StrictMachine {
             state,
             consumed: 0,
-            error: self.error.map(|e| ParseError {
-                offset: 0,
-                byte: 0,
-                kind: e.kind,
-            }),
+            error: self.error.map(ParseError::without_position),
             ..*self
         }
     }

@@ -62,11 +62,7 @@ impl Recognizer for UdiffMachine {
         let room = horizon.saturating_add(1 + Value::MAX_MIN_REST + 8);
         let mut key = *self;
         key.consumed = 0;
-        key.error = self.error.map(|e| ParseError {
-            offset: 0,
-            byte: 0,
-            kind: e.kind,
-        });
+        key.error = self.error.map(ParseError::without_position);
         if let Ctx::Hunk { old, new, bs } = self.ctx {
             key.ctx = Ctx::Hunk {
                 old: old.min(lines),
