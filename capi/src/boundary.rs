@@ -112,7 +112,10 @@ pub unsafe fn c_slice<'a, T>(data: *const T, len: usize, what: &str) -> Result<&
     if data.is_null() {
         return Err(format!("{what} is NULL but its length is {len}"));
     }
-    if len.checked_mul(std::mem::size_of::<T>()).is_none_or(|bytes| bytes > isize::MAX as usize) {
+    if len
+        .checked_mul(std::mem::size_of::<T>())
+        .is_none_or(|bytes| bytes > isize::MAX as usize)
+    {
         return Err(format!("{what}: length {len} is too large"));
     }
     // SAFETY: non-NULL, the byte length fits in isize (checked above), and the caller

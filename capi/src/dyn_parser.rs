@@ -6,10 +6,10 @@
 //! `frontier events` prints for them (`frontier_core::event`), written into one buffer the
 //! parser reuses, so an event costs no allocation beyond its record.
 
-use frontier_core::contract::{PushParser, Verdict};
-use frontier_core::event::Record;
 use frontier_core::apply_patch::{CodexParser, StrictParser};
+use frontier_core::contract::{PushParser, Verdict};
 use frontier_core::ctl::CtlParser;
+use frontier_core::event::Record;
 use frontier_core::language::{ApplyPatchMode, CtlMode, ParserSpec};
 use frontier_core::udiff::UdiffParser;
 
@@ -134,14 +134,20 @@ mod tests {
         let mut parser = build(&spec);
         let (first, r) = events(&mut *parser, b"*** Begin Patch\n*** Add File: a\n+x\n");
         r.unwrap();
-        assert_eq!(first[0], r#"{"event":"patch_start"}"#);
-        let (_, r) = events(&mut *parser, b"*** End Patch");
+        assert_eq!(first[0], r#"{"event":"begin_patch"}"#);
+        let (second, r) = events(&mut *parser, b"*** End Patch");
         r.unwrap();
         assert!(parser.accepting());
         let mut last = Vec::new();
-        let finished = parser.finish(&mut |json| last.push(json.to_vec()));
+        let finished =
+            parser.finish(&mut |json| last.push(String::from_utf8(json.to_vec()).unwrap()));
         assert_eq!(finished.verdict, 0);
-        assert_eq!(last.last().unwrap(), br#"{"event":"patch_end"}"#);
+        let all: Vec<String> = first.into_iter().chain(second).chain(last).collect();
+        assert_eq!(all.last().unwrap(), r#"{"event":"end_patch"}"#);
+        assert!(
+            all.contains(&r#"{"event":"path","data":"a"}"#.to_owned()),
+            "{all:?}"
+        );
     }
 
     #[test]

@@ -200,7 +200,10 @@ pub unsafe extern "C" fn frontier_matcher_validate_tokens(
 /// # Safety
 /// `m` is NULL or live.
 #[no_mangle]
-pub unsafe extern "C" fn frontier_matcher_rollback(m: *mut FrontierMatcher, n_tokens: usize) -> i32 {
+pub unsafe extern "C" fn frontier_matcher_rollback(
+    m: *mut FrontierMatcher,
+    n_tokens: usize,
+) -> i32 {
     // SAFETY: the caller's contract.
     let Some(m) = (unsafe { exclusive(m) }) else {
         return -1;

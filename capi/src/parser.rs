@@ -122,10 +122,13 @@ pub unsafe extern "C" fn frontier_parser_allowed(p: *const FrontierParser, out: 
     }
     // SAFETY: the caller's contract.
     let p = unsafe { p.as_ref() };
-    let set = guard(|| Ok(p.and_then(|p| p.parser.as_ref()).map(|parser| parser.allowed())))
-        .ok()
-        .flatten()
-        .unwrap_or([0; 32]);
+    let set = guard(|| {
+        Ok(p.and_then(|p| p.parser.as_ref())
+            .map(|parser| parser.allowed()))
+    })
+    .ok()
+    .flatten()
+    .unwrap_or([0; 32]);
     // SAFETY: the caller guarantees 32 writable bytes at `out`.
     unsafe { std::ptr::copy_nonoverlapping(set.as_ptr(), out, 32) };
 }

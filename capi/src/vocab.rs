@@ -247,13 +247,20 @@ mod tests {
         let message = error_of(|e, n| unsafe { frontier_vocab_new(&init, e, n) });
         assert!(message.contains("special id 7"), "{message}");
         // SAFETY: a NUL-terminated literal.
-        let message = error_of(|e, n| unsafe { frontier_vocab_from_tiktoken(c"p50k".as_ptr(), e, n) });
-        assert!(message.starts_with("unknown tiktoken encoding \"p50k\""), "{message}");
+        let message =
+            error_of(|e, n| unsafe { frontier_vocab_from_tiktoken(c"p50k".as_ptr(), e, n) });
+        assert!(
+            message.starts_with("unknown tiktoken encoding \"p50k\""),
+            "{message}"
+        );
         // SAFETY: as above.
         let message = error_of(|e, n| unsafe {
             frontier_vocab_from_tokenizer_json(c"/nonexistent/tokenizer.json".as_ptr(), e, n)
         });
-        assert!(message.starts_with("/nonexistent/tokenizer.json: "), "{message}");
+        assert!(
+            message.starts_with("/nonexistent/tokenizer.json: "),
+            "{message}"
+        );
         // SAFETY: NULL is allowed.
         unsafe {
             assert_eq!(frontier_vocab_size(std::ptr::null()), 0);

@@ -64,7 +64,10 @@ fn header_functions(header: &str) -> BTreeMap<String, Signature> {
         if statement.starts_with("typedef") || statement.contains('{') {
             continue;
         }
-        let paren = statement[open..].find('(').expect("a prototype has parameters") + open;
+        let paren = statement[open..]
+            .find('(')
+            .expect("a prototype has parameters")
+            + open;
         let name = statement[open..paren].trim().to_owned();
         let ret = normalise(&statement[..open]);
         let close = statement.rfind(')').expect("closing parenthesis");
@@ -170,12 +173,20 @@ fn header() -> String {
 fn every_prototype_matches_an_extern_c_function_and_back() {
     let header = header_functions(&header());
     let rust = rust_functions();
-    assert_eq!(header.len(), 25, "the spec's 25 functions: {:?}", header.keys());
+    assert_eq!(
+        header.len(),
+        25,
+        "the spec's 25 functions: {:?}",
+        header.keys()
+    );
     for (name, signature) in &header {
         assert_eq!(rust.get(name), Some(signature), "{name}: header vs src/");
     }
     for name in rust.keys() {
-        assert!(header.contains_key(name), "{name} is in src/ but not in the header");
+        assert!(
+            header.contains_key(name),
+            "{name} is in src/ but not in the header"
+        );
     }
 }
 
@@ -190,7 +201,10 @@ fn header_struct_fields(header: &str, name: &str) -> Vec<(String, String)> {
         .filter(|f| !f.is_empty())
         .map(|f| {
             let ty = c_param_type(f);
-            let field = f.rsplit(|c: char| c == '*' || c.is_whitespace()).next().unwrap();
+            let field = f
+                .rsplit(|c: char| c == '*' || c.is_whitespace())
+                .next()
+                .unwrap();
             (field.to_owned(), ty)
         })
         .collect()
