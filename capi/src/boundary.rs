@@ -32,6 +32,22 @@ fn panic_text(payload: &(dyn Any + Send)) -> &str {
     }
 }
 
+/// Frees a handle made by `Box::into_raw`; NULL is ignored, and a panic in a destructor is
+/// swallowed (there is no handle left to report it on).
+///
+/// # Safety
+/// `handle` is NULL or a live handle from `Box::into_raw`, not used afterwards.
+pub unsafe fn free_handle<T>(handle: *mut T) {
+    if handle.is_null() {
+        return;
+    }
+    let _ = guard(|| {
+        // SAFETY: the caller's contract: a live `Box` pointer, given up.
+        drop(unsafe { Box::from_raw(handle) });
+        Ok(())
+    });
+}
+
 /// Writes `message` into the caller's buffer `err` of `err_len` bytes, NUL-terminated and
 /// truncated (at a UTF-8 character boundary) to `err_len - 1` bytes. Nothing is written when
 /// `err` is NULL or `err_len` is 0.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use frontier_core::language::ParserSpec;
 use frontier_core::mask::dynamic::{self, DynGrammar, DynMatcher};
 
-use crate::boundary::{c_slice, c_text, guard, write_message, LastError};
+use crate::boundary::{c_slice, c_text, free_handle, guard, write_message, LastError};
 use crate::vocab::FrontierVocab;
 
 /// An opaque matcher handle: the compiled grammar (shared by clones), the matcher's state and
@@ -321,8 +321,6 @@ pub unsafe extern "C" fn frontier_matcher_last_error(m: *const FrontierMatcher) 
 /// `m` is NULL or live, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn frontier_matcher_free(m: *mut FrontierMatcher) {
-    if !m.is_null() {
-        // SAFETY: a live handle made by `Box::into_raw`, given up by the caller.
-        let _ = guard(|| Ok(drop(unsafe { Box::from_raw(m) })));
-    }
+    // SAFETY: the caller's contract: NULL or a live handle, not used afterwards.
+    unsafe { free_handle(m) }
 }

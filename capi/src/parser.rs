@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_void};
 
 use frontier_core::language::ParserSpec;
 
-use crate::boundary::{c_slice, c_text, guard, write_message, LastError};
+use crate::boundary::{c_slice, c_text, free_handle, guard, write_message, LastError};
 use crate::dyn_parser::{self, DynParser};
 
 /// Receives one event as JSON text, `json_len` bytes, not NUL-terminated, valid during the
@@ -192,8 +192,6 @@ pub unsafe extern "C" fn frontier_parser_last_error(p: *const FrontierParser) ->
 /// `p` NULL or live, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn frontier_parser_free(p: *mut FrontierParser) {
-    if !p.is_null() {
-        // SAFETY: a live handle made by `Box::into_raw`, given up by the caller.
-        let _ = guard(|| Ok(drop(unsafe { Box::from_raw(p) })));
-    }
+    // SAFETY: the caller's contract: NULL or a live handle, not used afterwards.
+    unsafe { free_handle(p) }
 }

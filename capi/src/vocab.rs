@@ -8,7 +8,7 @@ use std::sync::Arc;
 use frontier_core::mask::vocab::{hf, tiktoken};
 use frontier_core::mask::Vocabulary;
 
-use crate::boundary::{c_slice, c_text, guard, write_message};
+use crate::boundary::{c_slice, c_text, free_handle, guard, write_message};
 
 /// An opaque vocabulary handle.
 pub struct FrontierVocab {
@@ -173,10 +173,8 @@ pub unsafe extern "C" fn frontier_vocab_size(vocab: *const FrontierVocab) -> usi
 /// `vocab` is NULL or a live handle, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn frontier_vocab_free(vocab: *mut FrontierVocab) {
-    if !vocab.is_null() {
-        // SAFETY: a live handle made by `Box::into_raw`, given up by the caller.
-        let _ = guard(|| Ok(drop(unsafe { Box::from_raw(vocab) })));
-    }
+    // SAFETY: the caller's contract: NULL or a live handle, not used afterwards.
+    unsafe { free_handle(vocab) }
 }
 
 #[cfg(test)]
