@@ -113,7 +113,8 @@ pub fn vocab_from_table(
     Vocabulary::from_raw(&tokens, special, eos).map_err(|e| e.to_string())
 }
 
-/// The vocabulary of a `tokenizer.json` file, EOS from its `config`-less defaults.
+/// The vocabulary of a `tokenizer.json` file; the EOS token is `eos_token` of a
+/// `tokenizer_config.json` in the same folder, if there is one.
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string; `err` is NULL or `err_len` writable bytes.
