@@ -23,7 +23,7 @@ fn workspace() -> PathBuf {
 }
 
 /// The target profile directory this test runs from (`target/debug`): the test binary is in
-/// its `deps/`, and cargo builds the library's staticlib there alongside the rlib.
+/// its `deps/`.
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     exe.parent().unwrap().parent().unwrap().to_owned()
@@ -69,7 +69,11 @@ fn merged(records: impl Iterator<Item = Value>) -> Vec<Value> {
 }
 
 fn compile_c_test(out_dir: &Path) -> PathBuf {
-    let lib = profile_dir().join("libfrontier_capi.a");
+    // Cargo builds the library's crate types for this test into `deps/`, beside the test
+    // binary; `target/<profile>/libfrontier_capi.a` is only refreshed by `cargo build` and may
+    // be stale.
+    let exe = std::env::current_exe().unwrap();
+    let lib = exe.parent().unwrap().join("libfrontier_capi.a");
     assert!(lib.exists(), "{} is not built", lib.display());
     let exe = out_dir.join("api_test");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -264,7 +264,7 @@ static void parser(const uint8_t *patch, size_t len) {
   /* a byte outside the language: -1, the reason with its offset, then verdict 2 */
   p = frontier_parser_new("apply_patch", "strict", err, sizeof err);
   CHECK(frontier_parser_push(p, (const uint8_t *)"*** Begin Patch\nx", 17, NULL, NULL) == -1);
-  CHECK(strstr(frontier_parser_last_error(p), "at byte 16") != NULL);
+  CHECK(strcmp(frontier_parser_last_error(p), "expected_hunk_header at byte 16 (0x78 'x')") == 0);
   frontier_parser_allowed(p, set);
   int empty = 1;
   for (int i = 0; i < 32; i++) empty &= set[i] == 0;
@@ -276,7 +276,7 @@ static void parser(const uint8_t *patch, size_t len) {
   p = frontier_parser_new("apply_patch", NULL, err, sizeof err);
   CHECK(frontier_parser_push(p, (const uint8_t *)"*** Begin Patch\n", 16, NULL, NULL) == 0);
   CHECK(frontier_parser_finish(p, NULL, NULL) == 1);
-  CHECK(strstr(frontier_parser_last_error(p), "unclosed") != NULL);
+  CHECK(strcmp(frontier_parser_last_error(p), "incomplete: unclosed patch begun at byte 0") == 0);
   frontier_parser_free(p);
 }
 
