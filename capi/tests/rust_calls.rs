@@ -231,3 +231,53 @@ fn the_parser_hands_each_event_to_the_callback() {
         assert!(message.contains("loose"), "{message}");
     }
 }
+
+/// GPT-2's byte-level spelling of `byte`.
+fn gpt2_char(byte: u8) -> char {
+    let printable = |b: u8| matches!(b, b'!'..=b'~' | 0xA1..=0xAC | 0xAE..=0xFF);
+    if printable(byte) {
+        return char::from(byte);
+    }
+    let n = (0..byte).filter(|&b| !printable(b)).count() as u32;
+    char::from_u32(256 + n).unwrap()
+}
+
+#[test]
+fn a_tokenizer_json_with_its_config_gives_the_eos() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capi_tokenizer_json");
+    std::fs::create_dir_all(&dir).unwrap();
+    let vocab: serde_json::Map<String, serde_json::Value> = (0..=255u8)
+        .map(|b| (gpt2_char(b).to_string(), u32::from(b).into()))
+        .collect();
+    let json = serde_json::json!({
+        "version": "1.0",
+        "added_tokens": [{"id": 256, "content": "<eos>", "special": true, "normalized": false}],
+        "normalizer": null,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true},
+        "model": {"type": "BPE", "dropout": null, "unk_token": null, "byte_fallback": false,
+                  "ignore_merges": true, "vocab": vocab, "merges": []}
+    });
+    std::fs::write(dir.join("tokenizer.json"), json.to_string()).unwrap();
+    std::fs::write(
+        dir.join("tokenizer_config.json"),
+        r#"{"eos_token": "<eos>"}"#,
+    )
+    .unwrap();
+    let path = std::ffi::CString::new(dir.join("tokenizer.json").to_str().unwrap()).unwrap();
+    let mut err = [0u8; 256];
+    // SAFETY: a NUL-terminated path, a 256-byte buffer; the handles are live until freed.
+    unsafe {
+        let v = frontier_vocab_from_tokenizer_json(path.as_ptr(), err.as_mut_ptr().cast(), 256);
+        assert!(!v.is_null(), "{:?}", CStr::from_bytes_until_nul(&err));
+        assert_eq!(frontier_vocab_size(v), 257);
+        let m = matcher(v);
+        for &byte in b"*** Begin Patch\n*** Add File: a\n+x\n*** End Patch" {
+            assert_eq!(frontier_matcher_accept_token(m, u32::from(byte)), 1);
+        }
+        assert_eq!(frontier_matcher_accept_token(m, 256), 1, "<eos> is EOS");
+        assert!(frontier_matcher_is_terminated(m));
+        frontier_matcher_free(m);
+        frontier_vocab_free(v);
+    }
+}
