@@ -158,18 +158,13 @@ pub unsafe extern "C" fn frontier_matcher_accept_token(m: *mut FrontierMatcher, 
     let Some(m) = (unsafe { exclusive(m) }) else {
         return -1;
     };
-    let mut refusal = None;
-    let status = m.run(-1, |m| match m.matcher.consume(token) {
+    m.run(-1, |m| match m.matcher.consume(token) {
         Ok(()) => Ok(1),
-        Err(e) => {
-            refusal = Some(e);
+        Err(refusal) => {
+            m.error.set(refusal);
             Ok(0)
         }
-    });
-    if let Some(e) = refusal {
-        m.error.set(e);
-    }
-    status
+    })
 }
 
 /// How many of `tokens` the matcher would accept in a row, without changing it; −1 for NULL.
@@ -309,10 +304,10 @@ pub unsafe extern "C" fn frontier_matcher_clone(m: *const FrontierMatcher) -> *m
 #[no_mangle]
 pub unsafe extern "C" fn frontier_matcher_last_error(m: *const FrontierMatcher) -> *const c_char {
     // SAFETY: the caller's contract.
-    match unsafe { shared(m) } {
-        Some(m) => m.error.as_ptr(),
-        None => std::ptr::null(),
-    }
+    let Some(m) = (unsafe { shared(m) }) else {
+        return std::ptr::null();
+    };
+    guard(|| Ok(m.error.as_ptr())).unwrap_or(std::ptr::null())
 }
 
 /// Frees the matcher; NULL is ignored.

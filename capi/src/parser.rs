@@ -180,10 +180,10 @@ pub unsafe extern "C" fn frontier_parser_finish(
 #[no_mangle]
 pub unsafe extern "C" fn frontier_parser_last_error(p: *const FrontierParser) -> *const c_char {
     // SAFETY: the caller's contract.
-    match unsafe { p.as_ref() } {
-        Some(p) => p.error.as_ptr(),
-        None => std::ptr::null(),
-    }
+    let Some(p) = (unsafe { p.as_ref() }) else {
+        return std::ptr::null();
+    };
+    guard(|| Ok(p.error.as_ptr())).unwrap_or(std::ptr::null())
 }
 
 /// Frees the parser; NULL is ignored.
