@@ -281,3 +281,45 @@ fn a_tokenizer_json_with_its_config_gives_the_eos() {
         frontier_vocab_free(v);
     }
 }
+
+#[test]
+fn one_vocabulary_and_one_grammar_serve_matchers_on_several_threads() {
+    let v = vocab();
+    let proto = matcher(v);
+    // Handles cross threads as addresses: the vocabulary is only read, and each thread has its
+    // own matcher (a fresh one and a clone of `proto`, sharing its grammar and cache).
+    let (v_addr, proto_addr) = (v as usize, proto as usize);
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let v = v_addr as *const FrontierVocab;
+                let proto = proto_addr as *const FrontierMatcher;
+                // SAFETY: `v` and `proto` outlive the threads (joined below) and are only read;
+                // the matchers made here are this thread's own.
+                unsafe {
+                    let own = matcher(v);
+                    let fork = frontier_matcher_clone(proto);
+                    for m in [own, fork] {
+                        for _ in 0..100 {
+                            for t in [0, 1, 2, 3, EOS] {
+                                assert_eq!(frontier_matcher_accept_token(m, t), 1);
+                            }
+                            assert!(frontier_matcher_is_terminated(m));
+                            assert_eq!(frontier_matcher_reset(m), 0);
+                        }
+                        frontier_matcher_free(m);
+                    }
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    // SAFETY: the threads are done; both handles are freed once.
+    unsafe {
+        assert_eq!(mask(proto), 0b1, "the clones did not move the original");
+        frontier_matcher_free(proto);
+        frontier_vocab_free(v);
+    }
+}
