@@ -97,7 +97,7 @@ pub unsafe extern "C" fn frontier_vocab_new(
 }
 
 /// `Vocabulary::from_raw` over a lengths-and-bytes table.
-pub fn vocab_from_table(
+fn vocab_from_table(
     lens: &[u32],
     bytes: &[u8],
     special: &[u32],
