@@ -1,0 +1,87 @@
+/* frontier's C ABI: vocabularies, token-mask matchers and push parsers.
+ *
+ * Build: cargo build --release -p frontier-capi (target/release/libfrontier_capi.a, .so).
+ * Guide: docs/c.md. Status returns are 0 on success and -1 on error, the message then readable
+ * through the handle's *_last_error (valid until the next call on that handle), except where
+ * noted. Constructors write a NUL-terminated message (truncated to err_len - 1 bytes) into err
+ * and return NULL on failure. Free functions accept NULL; other functions given a NULL handle
+ * return 0, false, -1 or NULL. No function lets a panic cross into C; there is no global state.
+ * A vocabulary is shared read-only across threads; a matcher or parser is used by one thread at
+ * a time. */
+#ifndef FRONTIER_H
+#define FRONTIER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct FrontierVocab FrontierVocab;
+typedef struct FrontierMatcher FrontierMatcher;
+typedef struct FrontierParser FrontierParser;
+typedef struct FrontierVocabInit {
+  size_t struct_size;          /* sizeof(FrontierVocabInit) */
+  uint32_t vocab_size;         /* ids 0 .. vocab_size-1 */
+  const uint32_t *token_lens;  /* vocab_size entries; 0 for a hole or a special token */
+  const uint8_t *token_bytes;  /* every token's bytes, concatenated in id order */
+  const uint32_t *special_ids; size_t n_special_ids;
+  const uint32_t *eos_ids;     size_t n_eos_ids;   /* EOS ids are special too */
+} FrontierVocabInit;
+/* one event as JSON text, not NUL-terminated */
+typedef void (*FrontierEventCallback)(void *user, const char *json, size_t json_len);
+
+/* Vocabulary: built once, shared read-only (matchers keep it alive after the free). A
+ * struct_size smaller than this header's sizeof(FrontierVocabInit) is an error; a larger one
+ * is accepted and its tail ignored. tiktoken names: "cl100k_base", "o200k_base". */
+FrontierVocab *frontier_vocab_new(const FrontierVocabInit *init, char *err, size_t err_len);
+FrontierVocab *frontier_vocab_from_tokenizer_json(const char *path, char *err, size_t err_len);
+FrontierVocab *frontier_vocab_from_tiktoken(const char *name, char *err, size_t err_len);
+size_t frontier_vocab_size(const FrontierVocab *vocab);
+void frontier_vocab_free(FrontierVocab *vocab);
+
+/* Matcher: mask layout of masks.md (bit t % 32 of word t / 32, 1 = allowed). mode NULL: the
+ * language's default. fill_mask writes mask_words words, and with fewer than that is -1 and
+ * writes nothing. accept_token: 1 accepted, 0 refused (matcher unchanged, reason in
+ * last_error), -1 error; an id >= vocab_size is refused. validate_tokens: the accepted prefix's
+ * length, state unchanged. rollback keeps 32 tokens (EOS counts as one); rollback(0) does
+ * nothing. forced_bytes returns the full length, writing at most cap bytes; it is empty when
+ * the text so far is accepting. */
+FrontierMatcher *frontier_matcher_new(const FrontierVocab *vocab, const char *lang,
+                                      const char *mode, char *err, size_t err_len);
+size_t frontier_matcher_mask_words(const FrontierMatcher *m);
+int32_t frontier_matcher_fill_mask(FrontierMatcher *m, uint32_t *dst, size_t dst_words);
+int32_t frontier_matcher_accept_token(FrontierMatcher *m, uint32_t token); /* 1, 0, -1 */
+int32_t frontier_matcher_validate_tokens(const FrontierMatcher *m, const uint32_t *tokens,
+                                         size_t n_tokens);   /* accepted prefix, or -1 */
+int32_t frontier_matcher_rollback(FrontierMatcher *m, size_t n_tokens);
+int32_t frontier_matcher_reset(FrontierMatcher *m);
+bool frontier_matcher_is_accepting(const FrontierMatcher *m);
+bool frontier_matcher_is_terminated(const FrontierMatcher *m);
+size_t frontier_matcher_forced_bytes(const FrontierMatcher *m, uint8_t *dst, size_t cap);
+FrontierMatcher *frontier_matcher_clone(const FrontierMatcher *m);
+const char *frontier_matcher_last_error(const FrontierMatcher *m);
+void frontier_matcher_free(FrontierMatcher *m);
+
+/* Parser: push bytes, cb (may be NULL) receives each confirmed event as the JSON object
+ * `frontier events` prints, data events unmerged. push is -1 when the input leaves the
+ * language (kind, offset and byte in last_error; the events before it were delivered).
+ * allowed: bit b % 8 of out[b / 8] is byte b. finish: 0 complete, 1 incomplete, 2 error
+ * (what was left open or the error in last_error), -1 for NULL or a second finish. */
+FrontierParser *frontier_parser_new(const char *lang, const char *mode, char *err,
+                                    size_t err_len);
+int32_t frontier_parser_push(FrontierParser *p, const uint8_t *data, size_t len,
+                             FrontierEventCallback cb, void *user);
+void frontier_parser_allowed(const FrontierParser *p, uint8_t out[32]);
+bool frontier_parser_accepting(const FrontierParser *p);
+int32_t frontier_parser_finish(FrontierParser *p, FrontierEventCallback cb, void *user);
+const char *frontier_parser_last_error(const FrontierParser *p);
+void frontier_parser_free(FrontierParser *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FRONTIER_H */

@@ -1,0 +1,321 @@
+//! `frontier_matcher_*`: one sequence's token-mask matcher (`masks.md`) over a shared
+//! vocabulary. A matcher is used by one thread at a time; clones are independent.
+
+use std::ffi::c_char;
+use std::sync::Arc;
+
+use frontier_core::language::ParserSpec;
+use frontier_core::mask::dynamic::{self, DynGrammar, DynMatcher};
+
+use crate::boundary::{c_slice, c_text, free_handle, guard, write_message, LastError};
+use crate::vocab::FrontierVocab;
+
+/// An opaque matcher handle: the compiled grammar (shared by clones), the matcher's state and
+/// its sticky error.
+pub struct FrontierMatcher {
+    grammar: Arc<dyn DynGrammar>,
+    matcher: Box<dyn DynMatcher>,
+    error: LastError,
+}
+
+impl FrontierMatcher {
+    /// Runs `body` on the matcher; an error (or panic) is kept as the sticky message and
+    /// turned into `failed`.
+    fn run<T>(&mut self, failed: T, body: impl FnOnce(&mut Self) -> Result<T, String>) -> T {
+        match guard(|| body(self)) {
+            Ok(value) => value,
+            Err(message) => {
+                self.error.set(message);
+                failed
+            }
+        }
+    }
+
+    /// [`run`](Self::run) for operations that do not change the matcher.
+    fn read<T>(&self, failed: T, body: impl FnOnce(&Self) -> Result<T, String>) -> T {
+        match guard(|| body(self)) {
+            Ok(value) => value,
+            Err(message) => {
+                self.error.set(message);
+                failed
+            }
+        }
+    }
+}
+
+/// Reads the NULL-or-live handle `m`.
+///
+/// # Safety
+/// `m` is NULL or a live matcher handle not used mutably elsewhere meanwhile.
+unsafe fn shared<'a>(m: *const FrontierMatcher) -> Option<&'a FrontierMatcher> {
+    // SAFETY: the caller's contract.
+    unsafe { m.as_ref() }
+}
+
+/// # Safety
+/// `m` is NULL or a live matcher handle used by no one else meanwhile.
+unsafe fn exclusive<'a>(m: *mut FrontierMatcher) -> Option<&'a mut FrontierMatcher> {
+    // SAFETY: the caller's contract.
+    unsafe { m.as_mut() }
+}
+
+/// A matcher for `lang` in `mode` (NULL: the language's default) at the start of a stream,
+/// keeping 32 tokens of rollback.
+///
+/// # Safety
+/// `vocab` is NULL or live; `lang`, `mode` NULL or NUL-terminated; `err` NULL or `err_len`
+/// writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_new(
+    vocab: *const FrontierVocab,
+    lang: *const c_char,
+    mode: *const c_char,
+    err: *mut c_char,
+    err_len: usize,
+) -> *mut FrontierMatcher {
+    let result = guard(|| {
+        // SAFETY: the caller's contract on `vocab`.
+        let vocab = unsafe { vocab.as_ref() }.ok_or("vocab is NULL")?;
+        // SAFETY: the caller's contract on `lang` and `mode`.
+        let lang = unsafe { c_text(lang, "lang")? };
+        let mode = if mode.is_null() {
+            None
+        } else {
+            // SAFETY: as above, and non-NULL.
+            Some(unsafe { c_text(mode, "mode")? })
+        };
+        let spec = ParserSpec::parse(lang, mode).map_err(|e| e.to_string())?;
+        let grammar = dynamic::compile(&spec, Arc::clone(&vocab.vocab));
+        Ok(FrontierMatcher {
+            matcher: grammar.matcher(),
+            grammar,
+            error: LastError::default(),
+        })
+    });
+    match result {
+        Ok(matcher) => Box::into_raw(Box::new(matcher)),
+        Err(message) => {
+            // SAFETY: the caller's contract on `err`.
+            unsafe { write_message(err, err_len, &message) };
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Words in one mask, `ceil(V / 32)`; 0 for NULL.
+///
+/// # Safety
+/// `m` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_mask_words(m: *const FrontierMatcher) -> usize {
+    // SAFETY: the caller's contract.
+    let Some(m) = (unsafe { shared(m) }) else {
+        return 0;
+    };
+    m.read(0, |m| Ok(m.grammar.mask_words()))
+}
+
+/// Writes the next token's mask into `dst[0 .. mask_words]`: 0, or −1 (writing nothing) when
+/// `dst_words < mask_words`.
+///
+/// # Safety
+/// `m` is NULL or live; `dst` is NULL or `dst_words` writable words.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_fill_mask(
+    m: *mut FrontierMatcher,
+    dst: *mut u32,
+    dst_words: usize,
+) -> i32 {
+    // SAFETY: the caller's contract.
+    let Some(m) = (unsafe { exclusive(m) }) else {
+        return -1;
+    };
+    m.run(-1, |m| {
+        let words = m.grammar.mask_words();
+        if dst.is_null() {
+            return Err("dst is NULL".to_owned());
+        }
+        if dst_words < words {
+            return Err(format!(
+                "dst holds {dst_words} words, the mask needs {words}"
+            ));
+        }
+        // SAFETY: non-NULL, and the caller guarantees `dst_words >= words` writable words.
+        let dst = unsafe { std::slice::from_raw_parts_mut(dst, words) };
+        m.matcher.fill_mask(dst).map_err(|e| e.to_string())?;
+        Ok(0)
+    })
+}
+
+/// Accepts `token`: 1, or 0 (refused: the matcher is unchanged and the reason is the last
+/// error), or −1 for a NULL handle.
+///
+/// # Safety
+/// `m` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_accept_token(m: *mut FrontierMatcher, token: u32) -> i32 {
+    // SAFETY: the caller's contract.
+    let Some(m) = (unsafe { exclusive(m) }) else {
+        return -1;
+    };
+    m.run(-1, |m| match m.matcher.consume(token) {
+        Ok(()) => Ok(1),
+        Err(refusal) => {
+            m.error.set(refusal);
+            Ok(0)
+        }
+    })
+}
+
+/// How many of `tokens` the matcher would accept in a row, without changing it; −1 for NULL.
+///
+/// # Safety
+/// `m` is NULL or live; `tokens` is NULL (with `n_tokens == 0`) or `n_tokens` ids.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_validate_tokens(
+    m: *const FrontierMatcher,
+    tokens: *const u32,
+    n_tokens: usize,
+) -> i32 {
+    // SAFETY: the caller's contract.
+    let Some(m) = (unsafe { shared(m) }) else {
+        return -1;
+    };
+    m.read(-1, |m| {
+        // SAFETY: the caller's contract on `tokens`.
+        let tokens = unsafe { c_slice(tokens, n_tokens, "tokens")? };
+        let n = m.matcher.validate_tokens(tokens);
+        i32::try_from(n).map_err(|_| format!("{n} tokens accepted, past int32_t"))
+    })
+}
+
+/// Undoes the last `n_tokens` accepted tokens (EOS counts as one): 0, or −1 past the history
+/// (unchanged). `rollback(0)` does nothing.
+///
+/// # Safety
+/// `m` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_rollback(
+    m: *mut FrontierMatcher,
+    n_tokens: usize,
+) -> i32 {
+    // SAFETY: the caller's contract.
+    let Some(m) = (unsafe { exclusive(m) }) else {
+        return -1;
+    };
+    m.run(-1, |m| {
+        m.matcher.rollback(n_tokens).map_err(|e| e.to_string())?;
+        Ok(0)
+    })
+}
+
+/// Back to the start of a stream, history dropped: 0, or −1 for NULL.
+///
+/// # Safety
+/// `m` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_reset(m: *mut FrontierMatcher) -> i32 {
+    // SAFETY: the caller's contract.
+    let Some(m) = (unsafe { exclusive(m) }) else {
+        return -1;
+    };
+    m.run(-1, |m| {
+        m.matcher.reset();
+        Ok(0)
+    })
+}
+
+/// Whether the text so far is a sentence of the language; false for NULL.
+///
+/// # Safety
+/// `m` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_is_accepting(m: *const FrontierMatcher) -> bool {
+    // SAFETY: the caller's contract.
+    let Some(m) = (unsafe { shared(m) }) else {
+        return false;
+    };
+    m.read(false, |m| Ok(m.matcher.accepting()))
+}
+
+/// Whether an EOS token was accepted; false for NULL.
+///
+/// # Safety
+/// `m` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_is_terminated(m: *const FrontierMatcher) -> bool {
+    // SAFETY: the caller's contract.
+    let Some(m) = (unsafe { shared(m) }) else {
+        return false;
+    };
+    m.read(false, |m| Ok(m.matcher.is_terminated()))
+}
+
+/// The bytes every continuation starts with: returns their full length and writes at most
+/// `cap` of them into `dst`; 0 for NULL.
+///
+/// # Safety
+/// `m` is NULL or live; `dst` is NULL (with `cap == 0`) or `cap` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_forced_bytes(
+    m: *const FrontierMatcher,
+    dst: *mut u8,
+    cap: usize,
+) -> usize {
+    // SAFETY: the caller's contract.
+    let Some(m) = (unsafe { shared(m) }) else {
+        return 0;
+    };
+    m.read(0, |m| {
+        let mut forced = Vec::new();
+        m.matcher.forced_bytes(&mut forced);
+        let n = forced.len().min(cap);
+        if n > 0 && !dst.is_null() {
+            // SAFETY: the caller guarantees `cap >= n` writable bytes at `dst`, not `forced`.
+            unsafe { std::ptr::copy_nonoverlapping(forced.as_ptr(), dst, n) };
+        }
+        Ok(forced.len())
+    })
+}
+
+/// An independent matcher in the same state (history and last error included); NULL for NULL.
+///
+/// # Safety
+/// `m` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_clone(m: *const FrontierMatcher) -> *mut FrontierMatcher {
+    // SAFETY: the caller's contract.
+    let Some(m) = (unsafe { shared(m) }) else {
+        return std::ptr::null_mut();
+    };
+    m.read(std::ptr::null_mut(), |m| {
+        Ok(Box::into_raw(Box::new(FrontierMatcher {
+            grammar: Arc::clone(&m.grammar),
+            matcher: m.matcher.clone_box(),
+            error: m.error.clone(),
+        })))
+    })
+}
+
+/// The last error's message ("" before any), valid until the next call on `m`; NULL for NULL.
+///
+/// # Safety
+/// `m` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_last_error(m: *const FrontierMatcher) -> *const c_char {
+    // SAFETY: the caller's contract.
+    let Some(m) = (unsafe { shared(m) }) else {
+        return std::ptr::null();
+    };
+    guard(|| Ok(m.error.as_ptr())).unwrap_or(std::ptr::null())
+}
+
+/// Frees the matcher; NULL is ignored.
+///
+/// # Safety
+/// `m` is NULL or live, not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_free(m: *mut FrontierMatcher) {
+    // SAFETY: the caller's contract: NULL or a live handle, not used afterwards.
+    unsafe { free_handle(m) }
+}

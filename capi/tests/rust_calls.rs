@@ -1,0 +1,325 @@
+//! The entry points called from Rust, over a small vocabulary from raw tokens, beside the
+//! `frontier_core` matcher they wrap.
+
+use std::ffi::{c_char, c_void, CStr};
+use std::ptr::{null, null_mut};
+
+use frontier_capi::matcher::*;
+use frontier_capi::parser::*;
+use frontier_capi::vocab::*;
+
+const TOKENS: [&[u8]; 6] = [
+    b"*** Begin Patch\n",
+    b"*** Add File: a\n",
+    b"+x\n",
+    b"*** End Patch",
+    b"<eos>",
+    b"",
+];
+const EOS: u32 = 4;
+
+fn vocab() -> *mut FrontierVocab {
+    let lens: Vec<u32> = TOKENS.iter().map(|t| t.len() as u32).collect();
+    let bytes: Vec<u8> = TOKENS.concat();
+    let eos = [EOS];
+    let init = FrontierVocabInit {
+        struct_size: std::mem::size_of::<FrontierVocabInit>(),
+        vocab_size: lens.len() as u32,
+        token_lens: lens.as_ptr(),
+        token_bytes: bytes.as_ptr(),
+        special_ids: null(),
+        n_special_ids: 0,
+        eos_ids: eos.as_ptr(),
+        n_eos_ids: 1,
+    };
+    // SAFETY: `init`'s arrays are live and of the lengths it gives.
+    let v = unsafe { frontier_vocab_new(&init, null_mut(), 0) };
+    assert!(!v.is_null());
+    v
+}
+
+fn matcher(v: *const FrontierVocab) -> *mut FrontierMatcher {
+    let mut err = [0u8; 64];
+    // SAFETY: live vocabulary, literal strings, a 64-byte buffer.
+    let m = unsafe {
+        frontier_matcher_new(
+            v,
+            c"apply_patch".as_ptr(),
+            null(),
+            err.as_mut_ptr().cast(),
+            64,
+        )
+    };
+    assert!(!m.is_null());
+    m
+}
+
+fn last_error(m: *const FrontierMatcher) -> String {
+    // SAFETY: a live handle; the message is read before the next call.
+    unsafe { CStr::from_ptr(frontier_matcher_last_error(m)) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn mask(m: *mut FrontierMatcher) -> u32 {
+    let mut word = [0u32; 1];
+    // SAFETY: one writable word, which is the mask's length for 6 ids.
+    assert_eq!(
+        unsafe { frontier_matcher_fill_mask(m, word.as_mut_ptr(), 1) },
+        0
+    );
+    word[0]
+}
+
+#[test]
+fn a_patch_token_by_token_with_every_operation() {
+    let v = vocab();
+    let m = matcher(v);
+    // SAFETY: `v` and `m` are live until freed at the end; every buffer has the length given.
+    unsafe {
+        frontier_vocab_free(v); // the matcher keeps the vocabulary alive
+        assert_eq!(frontier_matcher_mask_words(m), 1);
+        assert_eq!(mask(m), 0b1, "only `*** Begin Patch\\n` may start");
+        assert_eq!(frontier_matcher_accept_token(m, 3), 0);
+        assert!(
+            last_error(m).starts_with("token_refused: "),
+            "{}",
+            last_error(m)
+        );
+        assert_eq!(
+            frontier_matcher_accept_token(m, 5),
+            0,
+            "a hole is never accepted"
+        );
+        assert_eq!(frontier_matcher_accept_token(m, 6), 0, "past vocab_size");
+        assert_eq!(mask(m), 0b1, "refusals changed nothing");
+
+        let patch = [0u32, 1, 2, 3, EOS];
+        assert_eq!(frontier_matcher_validate_tokens(m, patch.as_ptr(), 5), 5);
+        assert_eq!(
+            frontier_matcher_validate_tokens(m, [0u32, 3, 3].as_ptr(), 3),
+            1
+        );
+        assert_eq!(mask(m), 0b1, "validate changed nothing");
+
+        let mut forced = [0u8; 4];
+        let full = frontier_matcher_forced_bytes(m, forced.as_mut_ptr(), 4);
+        // After the first line, every patch's next line starts with `*** ` too.
+        assert_eq!(full, b"*** Begin Patch\n*** ".len());
+        assert_eq!(&forced, b"*** ");
+
+        for &t in &patch[..4] {
+            assert_eq!(frontier_matcher_accept_token(m, t), 1);
+        }
+        assert!(frontier_matcher_is_accepting(m));
+        assert_eq!(frontier_matcher_forced_bytes(m, null_mut(), 0), 0);
+        assert_eq!(mask(m), 1 << EOS);
+        let fork = frontier_matcher_clone(m);
+        assert_eq!(frontier_matcher_accept_token(m, EOS), 1);
+        assert!(frontier_matcher_is_terminated(m));
+        assert!(
+            !frontier_matcher_is_terminated(fork),
+            "the clone is independent"
+        );
+        assert_eq!(frontier_matcher_rollback(m, 0), 0);
+        assert!(
+            frontier_matcher_is_terminated(m),
+            "rollback(0) does nothing"
+        );
+        assert_eq!(
+            frontier_matcher_rollback(m, 1),
+            0,
+            "EOS counts as one token"
+        );
+        assert!(!frontier_matcher_is_terminated(m));
+        assert_eq!(frontier_matcher_rollback(m, 5), -1);
+        assert_eq!(
+            last_error(m),
+            "rollback_past_history: rollback of 5 tokens, 4 kept"
+        );
+        assert_eq!(frontier_matcher_rollback(m, 4), 0);
+        assert_eq!(mask(m), 0b1);
+        assert_eq!(frontier_matcher_accept_token(m, 0), 1);
+        assert_eq!(frontier_matcher_reset(m), 0);
+        assert_eq!(mask(m), 0b1);
+        frontier_matcher_free(fork);
+        frontier_matcher_free(m);
+    }
+}
+
+#[test]
+fn a_short_mask_buffer_is_an_error_that_writes_nothing() {
+    let v = vocab();
+    let m = matcher(v);
+    // SAFETY: live handles; a zero-length buffer is never written.
+    unsafe {
+        let mut word = [7u32];
+        assert_eq!(frontier_matcher_fill_mask(m, word.as_mut_ptr(), 0), -1);
+        assert_eq!(word, [7]);
+        assert_eq!(last_error(m), "dst holds 0 words, the mask needs 1");
+        assert_eq!(frontier_matcher_fill_mask(m, null_mut(), 1), -1);
+        assert_eq!(last_error(m), "dst is NULL");
+        frontier_matcher_free(m);
+        frontier_vocab_free(v);
+    }
+}
+
+#[test]
+fn the_default_rollback_depth_is_32_tokens() {
+    let v = vocab();
+    let m = matcher(v);
+    // SAFETY: live handles.
+    unsafe {
+        assert_eq!(frontier_matcher_accept_token(m, 0), 1);
+        assert_eq!(frontier_matcher_accept_token(m, 1), 1);
+        for _ in 0..40 {
+            assert_eq!(frontier_matcher_accept_token(m, 2), 1);
+        }
+        assert_eq!(frontier_matcher_rollback(m, 33), -1);
+        assert_eq!(frontier_matcher_rollback(m, 32), 0);
+        frontier_matcher_free(m);
+        frontier_vocab_free(v);
+    }
+}
+
+extern "C" fn collect(user: *mut c_void, json: *const c_char, len: usize) {
+    // SAFETY: `user` is the `Vec<String>` passed with this callback; `json` holds `len` bytes.
+    unsafe {
+        let out = &mut *user.cast::<Vec<String>>();
+        let bytes = std::slice::from_raw_parts(json.cast::<u8>(), len);
+        out.push(String::from_utf8(bytes.to_vec()).unwrap());
+    }
+}
+
+#[test]
+fn the_parser_hands_each_event_to_the_callback() {
+    let mut err = [0u8; 64];
+    let mut events: Vec<String> = Vec::new();
+    let user = (&mut events as *mut Vec<String>).cast::<c_void>();
+    let input = TOKENS[..4].concat();
+    // SAFETY: literal strings, a 64-byte buffer, `input` live, `user` a live Vec for `collect`.
+    unsafe {
+        let p = frontier_parser_new(c"apply_patch".as_ptr(), null(), err.as_mut_ptr().cast(), 64);
+        assert!(!p.is_null());
+        let mut set = [0u8; 32];
+        frontier_parser_allowed(p, set.as_mut_ptr());
+        assert_eq!(set[5], 1 << 2, "`*` is byte 42: bit 2 of byte 5");
+        assert_eq!(
+            frontier_parser_push(p, input.as_ptr(), input.len(), Some(collect), user),
+            0
+        );
+        assert!(frontier_parser_accepting(p));
+        assert_eq!(frontier_parser_finish(p, Some(collect), user), 0);
+        assert_eq!(events.first().unwrap(), r#"{"event":"begin_patch"}"#);
+        assert_eq!(events.last().unwrap(), r#"{"event":"end_patch"}"#);
+        assert_eq!(
+            frontier_parser_push(p, input.as_ptr(), 1, None, null_mut()),
+            -1
+        );
+        let message = CStr::from_ptr(frontier_parser_last_error(p));
+        assert_eq!(message.to_str().unwrap(), "the parser was finished");
+        frontier_parser_free(p);
+
+        let p = frontier_parser_new(
+            c"ctl".as_ptr(),
+            c"loose".as_ptr(),
+            err.as_mut_ptr().cast(),
+            64,
+        );
+        assert!(p.is_null());
+        let message = CStr::from_bytes_until_nul(&err).unwrap().to_str().unwrap();
+        assert!(message.contains("loose"), "{message}");
+    }
+}
+
+/// GPT-2's byte-level spelling of `byte`.
+fn gpt2_char(byte: u8) -> char {
+    let printable = |b: u8| matches!(b, b'!'..=b'~' | 0xA1..=0xAC | 0xAE..=0xFF);
+    if printable(byte) {
+        return char::from(byte);
+    }
+    let n = (0..byte).filter(|&b| !printable(b)).count() as u32;
+    char::from_u32(256 + n).unwrap()
+}
+
+#[test]
+fn a_tokenizer_json_with_its_config_gives_the_eos() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("capi_tokenizer_json");
+    std::fs::create_dir_all(&dir).unwrap();
+    let vocab: serde_json::Map<String, serde_json::Value> = (0..=255u8)
+        .map(|b| (gpt2_char(b).to_string(), u32::from(b).into()))
+        .collect();
+    let json = serde_json::json!({
+        "version": "1.0",
+        "added_tokens": [{"id": 256, "content": "<eos>", "special": true, "normalized": false}],
+        "normalizer": null,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true},
+        "model": {"type": "BPE", "dropout": null, "unk_token": null, "byte_fallback": false,
+                  "ignore_merges": true, "vocab": vocab, "merges": []}
+    });
+    std::fs::write(dir.join("tokenizer.json"), json.to_string()).unwrap();
+    std::fs::write(
+        dir.join("tokenizer_config.json"),
+        r#"{"eos_token": "<eos>"}"#,
+    )
+    .unwrap();
+    let path = std::ffi::CString::new(dir.join("tokenizer.json").to_str().unwrap()).unwrap();
+    let mut err = [0u8; 256];
+    // SAFETY: a NUL-terminated path, a 256-byte buffer; the handles are live until freed.
+    unsafe {
+        let v = frontier_vocab_from_tokenizer_json(path.as_ptr(), err.as_mut_ptr().cast(), 256);
+        assert!(!v.is_null(), "{:?}", CStr::from_bytes_until_nul(&err));
+        assert_eq!(frontier_vocab_size(v), 257);
+        let m = matcher(v);
+        for &byte in b"*** Begin Patch\n*** Add File: a\n+x\n*** End Patch" {
+            assert_eq!(frontier_matcher_accept_token(m, u32::from(byte)), 1);
+        }
+        assert_eq!(frontier_matcher_accept_token(m, 256), 1, "<eos> is EOS");
+        assert!(frontier_matcher_is_terminated(m));
+        frontier_matcher_free(m);
+        frontier_vocab_free(v);
+    }
+}
+
+#[test]
+fn one_vocabulary_and_one_grammar_serve_matchers_on_several_threads() {
+    let v = vocab();
+    let proto = matcher(v);
+    // Handles cross threads as addresses: the vocabulary is only read, and each thread has its
+    // own matcher (a fresh one and a clone of `proto`, sharing its grammar and cache).
+    let (v_addr, proto_addr) = (v as usize, proto as usize);
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let v = v_addr as *const FrontierVocab;
+                let proto = proto_addr as *const FrontierMatcher;
+                // SAFETY: `v` and `proto` outlive the threads (joined below) and are only read;
+                // the matchers made here are this thread's own.
+                unsafe {
+                    let own = matcher(v);
+                    let fork = frontier_matcher_clone(proto);
+                    for m in [own, fork] {
+                        for _ in 0..100 {
+                            for t in [0, 1, 2, 3, EOS] {
+                                assert_eq!(frontier_matcher_accept_token(m, t), 1);
+                            }
+                            assert!(frontier_matcher_is_terminated(m));
+                            assert_eq!(frontier_matcher_reset(m), 0);
+                        }
+                        frontier_matcher_free(m);
+                    }
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    // SAFETY: the threads are done; both handles are freed once.
+    unsafe {
+        assert_eq!(mask(proto), 0b1, "the clones did not move the original");
+        frontier_matcher_free(proto);
+        frontier_vocab_free(v);
+    }
+}
