@@ -7,6 +7,19 @@ fn frontier() -> Command {
     Command::new(env!("CARGO_BIN_EXE_frontier"))
 }
 
+/// Writes `turns` (replay JSON lines) to `name` in `dir` and runs them with `dir` as the root.
+fn replay_in(dir: &Path, name: &str, turns: &str) -> std::process::Output {
+    let file = dir.join(name);
+    std::fs::write(&file, turns).unwrap();
+    frontier()
+        .args(["run", "--model"])
+        .arg(format!("replay:{}", file.display()))
+        .arg("--root")
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
 fn session(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("corpora/sessions")
@@ -63,38 +76,22 @@ fn exit_status_one_for_a_broken_stream_two_for_bad_usage() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains(r#""reason":"stream_error_nudge""#));
     // A session that breaks and never answers the nudge ends with status 1.
-    let broken = dir.path().join("broken.jsonl");
-    std::fs::write(
-        &broken,
+    let out = replay_in(
+        dir.path(),
+        "broken.jsonl",
         "{\"output\":\"call c1 list_dir\\narg path 1\\n.end\\nSure!\",\"finish\":\"stop\"}\n",
-    )
-    .unwrap();
-    let out = frontier()
-        .args(["run", "--model"])
-        .arg(format!("replay:{}", broken.display()))
-        .arg("--root")
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    );
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains(r#""type":"stream_error""#));
     assert!(stdout.contains(r#""status":"stream_error""#));
     assert!(String::from_utf8_lossy(&out.stderr).contains("stream_error"));
     // Cut off by the output limit at a call boundary, with nothing after: status 1 too.
-    let cut = dir.path().join("cut.jsonl");
-    std::fs::write(
-        &cut,
+    let out = replay_in(
+        dir.path(),
+        "cut.jsonl",
         "{\"output\":\"call c1 list_dir\\narg path 1\\n.end\\n\",\"finish\":\"length\"}\n",
-    )
-    .unwrap();
-    let out = frontier()
-        .args(["run", "--model"])
-        .arg(format!("replay:{}", cut.display()))
-        .arg("--root")
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("output_cut_off"));
 
