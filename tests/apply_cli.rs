@@ -1,28 +1,17 @@
 //! `frontier apply` as `cli.md` says: what changed on standard output, exit 0; the reason on
 //! standard error, exit 1, and (safe policy) nothing changed.
 
+mod cli_support;
+
+use std::ffi::OsStr;
 use std::fs;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
 fn frontier(dir: &std::path::Path, args: &[&str], stdin: &[u8]) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_frontier"))
-        .arg("apply")
-        .args(args)
-        .arg("--root")
-        .arg(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    let root = [OsStr::new("--root"), dir.as_os_str()];
+    let args = ["apply"].iter().chain(args).map(OsStr::new).chain(root);
+    cli_support::run(args, stdin)
 }
 
 #[test]

@@ -3,31 +3,18 @@
 //! the tree is afterwards byte-identical to before; under the codex policy the files written
 //! before the failure stay and are listed on standard output.
 
+mod cli_support;
+
+use std::ffi::OsStr;
 use std::fs;
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 fn frontier(dir: &Path, args: &[&str], stdin: &[u8]) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_frontier"))
-        .arg("apply")
-        .args(args)
-        .arg("--root")
-        .arg(dir)
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    let root = [OsStr::new("--root"), dir.as_os_str(), OsStr::new("-")];
+    let args = ["apply"].iter().chain(args).map(OsStr::new).chain(root);
+    cli_support::run(args, stdin)
 }
 
 /// Every path under `root`: kind, bytes (or link target) and permission bits.

@@ -1,5 +1,7 @@
 //! The CLI's stable formats for CTL, run as a user runs them.
 
+mod cli_support;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -12,20 +14,7 @@ fn corpus(path: &str) -> String {
 }
 
 fn run(args: &[&str], stdin: &[u8]) -> (i32, String, String) {
-    let mut child = frontier()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    cli_support::run(args, stdin)
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! How the commands read their input: as it arrives from a pipe, in bounded memory, with
 //! file names that are not UTF-8, and with the exit status each outcome calls for.
 
+mod cli_support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
@@ -295,20 +297,7 @@ fn a_call_over_its_argument_count_is_reported() {
 }
 
 fn run(args: &[std::ffi::OsString], stdin: &[u8]) -> (i32, String, String) {
-    let mut child = frontier()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    cli_support::run(args, stdin)
 }
 
 fn os(args: &[&str]) -> Vec<std::ffi::OsString> {

@@ -5,6 +5,8 @@
 //! Every row is run under the chunking checks, which also check `harness::check_unclosed` at
 //! every prefix.
 
+mod cli_support;
+
 use frontier::apply_patch::{CodexParser, StrictOptions, StrictParser};
 use frontier::contract::{Owed, PushParser, Unclosed, Verdict};
 use frontier::ctl::CtlParser;
@@ -330,22 +332,7 @@ fn every_construct_named_is_documented() {
 
 /// Runs the binary on `stdin`; returns the exit status, stdout and stderr.
 fn frontier(args: &[&str], stdin: &[u8]) -> (i32, String, String) {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_frontier"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    cli_support::run(args, stdin)
 }
 
 #[test]
