@@ -501,3 +501,40 @@ fn apply_and_run_take_paths_that_are_not_utf8() {
         "{text}"
     );
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_command_quietly() {
+    // `frontier … | head`: the pipe closes after a few bytes; no panic, no message, 141.
+    let file = format!(
+        "{}/corpora/ctl/valid/01_agent_turn.ctl",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let many: Vec<&str> = std::iter::repeat_n(file.as_str(), 3000).collect();
+    let udiff = format!("{}/corpora/udiff/git_log.diff", env!("CARGO_MANIFEST_DIR"));
+    let commands: Vec<Vec<&str>> = vec![
+        [&["check", "--lang", "ctl", "--json"][..], &many].concat(),
+        [&["check", "--lang", "ctl"][..], &many].concat(),
+        vec!["trace", "--lang", "udiff", &udiff],
+        vec!["events", "--lang", "udiff", "--chunk", "1", &udiff],
+    ];
+    for args in commands {
+        let mut child = frontier()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 16];
+        stdout.read_exact(&mut first).unwrap();
+        drop(stdout);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(141), "{}", args[0]);
+        assert!(
+            out.stderr.is_empty(),
+            "{}: {}",
+            args[0],
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -2,6 +2,8 @@
 
 use std::ffi::{OsStr, OsString};
 
+use std::io::Write;
+
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
@@ -112,6 +114,7 @@ pub fn erase_kind<K: ErrorKind>(outcome: Outcome<K>) -> Outcome<&'static str> {
 }
 
 pub fn run(args: Args) -> Result<i32, String> {
+    let mut out = std::io::stdout().lock();
     let mut all_complete = true;
     for path in &args.files {
         let name = display::path(path);
@@ -138,14 +141,13 @@ pub fn run(args: Args) -> Result<i32, String> {
                 error,
                 units: Units(units),
             };
-            println!(
-                "{}",
-                serde_json::to_string(&report).map_err(|e| e.to_string())?
-            );
+            let line = serde_json::to_string(&report).map_err(|e| e.to_string())?;
+            writeln!(out, "{line}").map_err(|e| e.to_string())?;
         } else {
             let units: Vec<String> = units.iter().map(|(k, n)| display::count(*n, k)).collect();
             match error {
-                Some(e) => println!(
+                Some(e) => writeln!(
+                    out,
                     "{name}: error: {} at byte {} (0x{:02x}); {} confirmed; {}",
                     e.kind,
                     e.offset,
@@ -153,7 +155,8 @@ pub fn run(args: Args) -> Result<i32, String> {
                     display::count(outcome.confirmed, "bytes"),
                     units.join(", ")
                 ),
-                None => println!(
+                None => writeln!(
+                    out,
                     "{name}: {}{} after {}, {} confirmed; {}",
                     outcome.verdict.as_str(),
                     match outcome.verdict.unclosed() {
@@ -165,6 +168,7 @@ pub fn run(args: Args) -> Result<i32, String> {
                     units.join(", ")
                 ),
             }
+            .map_err(|e| e.to_string())?;
         }
     }
     Ok(if all_complete { 0 } else { 1 })

@@ -75,9 +75,22 @@ pub fn main() -> i32 {
     };
     match result {
         Ok(code) => code,
+        Err(e) if stdout_closed(&e) => EXIT_STDOUT_CLOSED,
         Err(e) => {
             eprintln!("frontier: {}", display::escaped(&e));
             EXIT_USAGE
         }
     }
+}
+
+/// Exit status when the reader of standard output went away (`frontier events … | head`):
+/// the command stops there, quietly, with the status a shell reports for a process that
+/// `SIGPIPE` ended (128 + 13), as other command-line tools end.
+pub const EXIT_STDOUT_CLOSED: i32 = 141;
+
+/// Whether a command's error is a write into a closed pipe. Commands report I/O errors as
+/// text ending with the error's own message, so this compares that ending.
+fn stdout_closed(error: &str) -> bool {
+    let epipe = std::io::Error::from_raw_os_error(rustix::io::Errno::PIPE.raw_os_error());
+    error.ends_with(&epipe.to_string())
 }

@@ -99,12 +99,10 @@ pub fn run(args: Args) -> Result<i32, String> {
             calls: report.calls,
             baselines: Baselines(&report),
         };
-        println!(
-            "{}",
-            serde_json::to_string(&json).map_err(|e| e.to_string())?
-        );
+        let line = serde_json::to_string(&json).map_err(|e| e.to_string())?;
+        writeln!(std::io::stdout(), "{line}").map_err(|e| e.to_string())?;
     } else {
-        print!("{}", table(&report));
+        write!(std::io::stdout(), "{}", table(&report)).map_err(|e| e.to_string())?;
     }
     Ok(0)
 }
