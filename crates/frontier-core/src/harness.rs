@@ -212,7 +212,57 @@ fn check_recognizer<P: PushParser>(
             ));
         }
     }
+    check_line_text(alone, at)?;
     alone.try_byte(byte);
+    Ok(())
+}
+
+/// The horizon the line-text law is checked at: longer than every probe.
+const LAW_HORIZON: u32 = 64;
+
+/// Text a line-text state is probed with: whole and cut characters, invalid bytes, and LF
+/// at the end of some (a probe's LF-free prefix is what the law speaks of).
+const LINE_TEXT_PROBES: [&[u8]; 14] = [
+    b"",
+    b"a",
+    b" x\t\r",
+    b"*** End Patch",
+    b"@@ -1 +1 @@",
+    b"\x00\x7f",
+    "é€😀".as_bytes(),
+    b"\xc3",
+    b"\xf0\x9f\x98",
+    b"\xc0\xaf",
+    b"\xed\xa0\x80",
+    b"\xff",
+    b"\x80",
+    b"ab\ncd",
+];
+
+/// [`Recognizer::line_text`]'s law, for the probes: the state takes an LF-free text exactly
+/// when the kind says it is viable, and after a whole text an LF leads where it leads now.
+fn check_line_text<R: Recognizer>(state: &R, at: usize) -> Result<(), String> {
+    let Some(kind) = state.line_text(LAW_HORIZON) else {
+        return Ok(());
+    };
+    let after_lf = |mut s: R| s.try_byte(b'\n').then(|| s.mask_key(LAW_HORIZON));
+    let direct = after_lf(*state);
+    for probe in LINE_TEXT_PROBES {
+        let text = &probe[..memchr::memchr(b'\n', probe).unwrap_or(probe.len())];
+        let mut s = *state;
+        let taken = s.try_bytes(text) == text.len();
+        if taken != kind.viable(text) {
+            return Err(format!(
+                "at {at}: a {kind:?} state takes {text:?}: {taken}, the kind says {}",
+                kind.viable(text)
+            ));
+        }
+        if kind.complete(text) && after_lf(s) != direct {
+            return Err(format!(
+                "at {at}: LF after the {kind:?} text {text:?} leads elsewhere than LF at once"
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -501,8 +551,63 @@ pub fn check_contract<P: PushParser>(
 
 #[cfg(test)]
 mod tests {
-    use super::check_unclosed;
+    use super::{check_line_text, check_unclosed};
+    use crate::apply_patch::StrictMachine;
+    use crate::byteset::ByteSet;
     use crate::contract::Unclosed;
+    use crate::recognizer::{LineText, Recognizer};
+    use crate::udiff::{Limits, Mode, UdiffMachine};
+
+    /// A unified diff recogniser that claims its text is UTF-8: the law check must catch it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    struct ClaimsUtf8(UdiffMachine);
+
+    impl Recognizer for ClaimsUtf8 {
+        type Key = <UdiffMachine as Recognizer>::Key;
+        fn allowed(&self) -> ByteSet {
+            self.0.allowed()
+        }
+        fn accepting(&self) -> bool {
+            self.0.accepting()
+        }
+        fn try_byte(&mut self, byte: u8) -> bool {
+            self.0.try_byte(byte)
+        }
+        fn mask_key(&self, horizon: u32) -> Self::Key {
+            self.0.mask_key(horizon)
+        }
+        fn line_text(&self, horizon: u32) -> Option<LineText> {
+            self.0.line_text(horizon).map(|_| LineText::Utf8)
+        }
+    }
+
+    fn stepped<R: Recognizer>(mut state: R, input: &[u8]) -> R {
+        assert_eq!(state.try_bytes(input), input.len());
+        state
+    }
+
+    #[test]
+    fn line_text_states_keep_the_law_and_a_false_claim_is_caught() {
+        let diff = b"--- a\n+++ b\n@@ -1,2 +1,2 @@\n x";
+        let udiff = stepped(UdiffMachine::new(Mode::Strict, Limits::default()), diff);
+        assert_eq!(udiff.line_text(64), Some(LineText::Bytes));
+        assert!(check_line_text(&udiff, 0).is_ok());
+        let error = check_line_text(&ClaimsUtf8(udiff), 0).unwrap_err();
+        assert!(error.contains("takes"), "{error}");
+
+        let patch = b"*** Begin Patch\n*** Add File: a\n+";
+        let strict = stepped(StrictMachine::default(), patch);
+        assert_eq!(strict.line_text(64), Some(LineText::Utf8));
+        assert!(check_line_text(&strict, 0).is_ok());
+        // A path may not be empty: LF is refused before its first byte, so no law holds yet.
+        let path = stepped(StrictMachine::default(), b"*** Begin Patch\n*** Add File: ");
+        assert_eq!(path.line_text(64), None);
+        // Inside a character: the next byte is not free.
+        assert_eq!(
+            stepped(strict, "\u{e9}".as_bytes()[..1].as_ref()).line_text(64),
+            None
+        );
+    }
 
     #[test]
     fn an_unclosed_construct_must_begin_where_it_can() {

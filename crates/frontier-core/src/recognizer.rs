@@ -80,6 +80,26 @@ pub trait Recognizer: Copy + Debug + Send + Sync + 'static {
     /// once per key and reuse it.
     fn mask_key(&self, horizon: u32) -> Self::Key;
 
+    /// The kinds of line text [`line_text`](Recognizer::line_text) may answer for this
+    /// language, so that a grammar builds their token tables when it is compiled rather than
+    /// at its first mask.
+    const LINE_TEXT: &'static [LineText] = &[];
+
+    /// `Some(kind)` when the state reads free text up to the next LF: a token mask can then
+    /// be assembled from tables of the vocabulary instead of a walk of most of the trie
+    /// (`crate::mask::line_text`). The law, for every byte string `x` without LF of fewer
+    /// than `horizon` bytes (checked by [`crate::harness`] at every prefix):
+    /// - the state takes `x` whole exactly when `kind` says `x` is viable text
+    ///   ([`LineText::viable`]);
+    /// - when `x` is whole text ([`LineText::complete`]), the state after `x` then LF refuses
+    ///   LF exactly when this state does, and otherwise has the same
+    ///   [`mask_key`](Recognizer::mask_key)`(horizon)` as this state after LF.
+    ///
+    /// `None` (the default) is always sound: masks are then walked.
+    fn line_text(&self, _horizon: u32) -> Option<LineText> {
+        None
+    }
+
     /// Appends the bytes every viable continuation starts with (at most [`MAX_FORCED`]):
     /// followed while exactly one byte is allowed and the bytes so far are not a sentence
     /// (a sentence may also end here, so nothing is forced).
@@ -108,6 +128,48 @@ pub trait Recognizer: Copy + Debug + Send + Sync + 'static {
         let mut out = Vec::new();
         self.forced_bytes(&mut out);
         out
+    }
+}
+
+/// Free text up to an LF, as a recogniser reads it ([`Recognizer::line_text`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LineText {
+    /// Any byte but LF (unified diff's body lines, CTL's inline values).
+    Bytes,
+    /// Strict UTF-8 without LF: shortest encodings of scalar values (apply_patch's text).
+    Utf8,
+}
+
+impl LineText {
+    /// Both kinds, in the order of their index.
+    pub const ALL: [LineText; 2] = [LineText::Bytes, LineText::Utf8];
+
+    /// The kind's position in [`LineText::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Whether a state reading this kind of text at a character boundary takes all of `x`:
+    /// no LF, and for UTF-8 whole characters possibly followed by the start of one.
+    pub fn viable(self, x: &[u8]) -> bool {
+        if memchr::memchr(b'\n', x).is_some() {
+            return false;
+        }
+        match self {
+            LineText::Bytes => true,
+            LineText::Utf8 => match std::str::from_utf8(x) {
+                Ok(_) => true,
+                Err(e) => e.error_len().is_none(),
+            },
+        }
+    }
+
+    /// Whether `x` is viable and ends at a character boundary, so that LF may follow.
+    pub fn complete(self, x: &[u8]) -> bool {
+        match self {
+            LineText::Bytes => memchr::memchr(b'\n', x).is_none(),
+            LineText::Utf8 => memchr::memchr(b'\n', x).is_none() && std::str::from_utf8(x).is_ok(),
+        }
     }
 }
 

@@ -543,6 +543,27 @@ impl crate::recognizer::Recognizer for StrictMachine {
         crate::recognizer::step_if_allowed(self, allowed, byte, StrictMachine::step)
     }
 
+    const LINE_TEXT: &'static [crate::recognizer::LineText] = &[crate::recognizer::LineText::Utf8];
+
+    /// Between characters of a path, a context or a line's text, once LF may end it: what
+    /// the text holds is never read again, and its LF goes where an LF here would.
+    fn line_text(&self, _horizon: u32) -> Option<crate::recognizer::LineText> {
+        match self.state {
+            State::Text {
+                kind,
+                nonempty,
+                utf8,
+                ..
+            } if self.error.is_none()
+                && utf8.at_boundary()
+                && (nonempty || kind.may_be_empty()) =>
+            {
+                Some(crate::recognizer::LineText::Utf8)
+            }
+            _ => None,
+        }
+    }
+
     fn mask_key(&self, _horizon: u32) -> StrictMachine {
         // Strict mode never reads a character's value (only whether its bytes are valid), so
         // the code point is left out: otherwise every distinct character of a text would

@@ -55,7 +55,9 @@ impl<R: Recognizer> std::fmt::Debug for CompiledGrammar<R> {
 
 impl<R: Recognizer> CompiledGrammar<R> {
     /// A grammar over `vocab` starting at `initial`, with a cache of
-    /// [`DEFAULT_CACHE_BYTES`]. Builds the vocabulary's trie if it was not built yet.
+    /// [`DEFAULT_CACHE_BYTES`]. Builds the vocabulary's trie and the
+    /// [`line_text`](super::line_text) tables of the recogniser's kinds if they were not built
+    /// yet.
     pub fn new(vocab: Arc<Vocabulary>, initial: R) -> Arc<CompiledGrammar<R>> {
         let masks = DEFAULT_CACHE_BYTES / (vocab.mask_words().max(1) * 4);
         CompiledGrammar::with_cache_capacity(vocab, initial, masks)
@@ -72,6 +74,9 @@ impl<R: Recognizer> CompiledGrammar<R> {
             eos_mask[id as usize >> 5] |= 1 << (id & 31);
         }
         vocab.trie();
+        for &kind in R::LINE_TEXT {
+            vocab.line_text(kind);
+        }
         Arc::new(CompiledGrammar {
             horizon: vocab.max_token_len(),
             vocab,
@@ -185,6 +190,10 @@ impl<R: Recognizer> CompiledGrammar<R> {
     /// For a CTL body with `k` bytes left, this replaces a walk of every node of depth up to
     /// `k` (the whole trie when `k` is near the longest token) by `k` key lookups, a copy
     /// and a walk of the few tokens that run on into a header.
+    ///
+    /// With no blind step, a state inside line text, and each first byte that leads into
+    /// line text, take their tokens from the vocabulary's [`line_text`](super::line_text)
+    /// tables: a copy or an OR of a mask, and a walk of the few tokens that hold an LF.
     fn walk(&self, state: &R, words: &mut [u32]) {
         let trie = self.vocab.trie();
         let mut below = *state;
@@ -198,14 +207,35 @@ impl<R: Recognizer> CompiledGrammar<R> {
                 None => break,
             }
         }
-        words.copy_from_slice(trie.short_mask(depth));
         let mut stack = self
             .stacks
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop()
             .unwrap_or_default();
-        trie.walk_below(below, depth, &mut stack, words);
+        if depth > 0 {
+            words.copy_from_slice(trie.short_mask(depth));
+            trie.walk_below(below, depth, &mut stack, words);
+        } else if let Some(kind) = state.line_text(self.horizon) {
+            self.vocab
+                .line_text(kind)
+                .fill_inside(*state, &mut stack, words);
+        } else {
+            words.fill(0);
+            for byte in state.allowed().iter() {
+                let mut next = *state;
+                if !next.try_byte(byte) {
+                    continue;
+                }
+                match next.line_text(self.horizon) {
+                    Some(kind) => self
+                        .vocab
+                        .line_text(kind)
+                        .add_after(*state, byte, &mut stack, words),
+                    None => trie.walk_first(*state, byte, &mut stack, words),
+                }
+            }
+        }
         self.stacks
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

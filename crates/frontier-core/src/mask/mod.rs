@@ -10,6 +10,7 @@
 //! - [`vocab`]: the vocabularies (tiktoken, `tokenizer.json`, raw bytes) and their checks;
 //! - [`trie`]: every token as a byte path, walked once per mask with pruning;
 //! - [`cache`]: masks kept by recogniser key, so a state that recurs costs a copy;
+//! - [`line_text`]: the masks of states inside free text, from tables instead of walks;
 //! - [`dynamic`]: grammars and matchers for a language named at run time ([`ParserSpec`](crate::language::ParserSpec)), behind `dyn` interfaces;
 //! - [`matcher`]: the [`CompiledGrammar`] shared by a vocabulary's matchers and the
 //!   [`Matcher`] of one sequence (`fill_mask`, `consume`, `rollback`, …).
@@ -41,6 +42,7 @@ use std::fmt;
 
 pub mod cache;
 pub mod dynamic;
+pub mod line_text;
 pub mod matcher;
 pub mod trie;
 pub mod vocab;

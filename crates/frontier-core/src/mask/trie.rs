@@ -42,6 +42,8 @@ pub struct TokenTrie {
     /// Token ids, grouped by the node they end at, in node order.
     ids: Vec<u32>,
     max_depth: usize,
+    /// The rows of `short_masks` beyond row 0, and the levels indexed beyond the first.
+    short_rows: usize,
     /// The nodes of depth `d` (1 ≤ `d` ≤ `short_rows() + 1`) whose byte is `b`, ascending:
     /// `by_level[level_start[(d - 1) * 256 + b] .. level_start[(d - 1) * 256 + b + 1]]`.
     level_start: Vec<u32>,
@@ -59,7 +61,29 @@ pub const SHORT_ROWS_MAX: usize = 256;
 impl TokenTrie {
     /// The trie of `vocab`'s normal tokens.
     pub fn build(vocab: &Vocabulary) -> TokenTrie {
-        let mut order: Vec<(u32, &[u8])> = vocab.normal_tokens().collect();
+        let order: Vec<(u32, &[u8])> = vocab.normal_tokens().collect();
+        let mut trie = TokenTrie::from_order(order, vocab.mask_words(), SHORT_ROWS_MAX);
+        trie.short_masks = short_masks(vocab, trie.short_rows(), trie.mask_words);
+        trie
+    }
+
+    /// A trie of arbitrary byte strings, each with the id it sets (several entries may share
+    /// bytes or ids), for masks of `mask_words` words: the tables of
+    /// [`line_text`](super::line_text) walk the suffixes of tokens through it. It indexes
+    /// only its first level ([`walk_first`](TokenTrie::walk_first)) and has no short masks.
+    pub fn from_entries(entries: &[(u32, Vec<u8>)], mask_words: usize) -> TokenTrie {
+        let order = entries
+            .iter()
+            .map(|(id, bytes)| (*id, &bytes[..]))
+            .collect();
+        let mut trie = TokenTrie::from_order(order, mask_words, 0);
+        trie.short_masks = vec![0; mask_words];
+        trie
+    }
+
+    /// The trie of `order`, sorted here, with its levels indexed down to `short_rows + 1`
+    /// (capped by the longest entry); the short masks are the caller's.
+    fn from_order(mut order: Vec<(u32, &[u8])>, mask_words: usize, short_rows: usize) -> TokenTrie {
         order.sort_unstable_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(&b.0)));
         let mut nodes = vec![Node {
             subtree_end: 0,
@@ -101,24 +125,23 @@ impl TokenTrie {
         for &open in &path {
             nodes[open].subtree_end = end;
         }
-        let short_rows = max_depth.min(SHORT_ROWS_MAX);
+        let short_rows = max_depth.min(short_rows);
         let (level_start, by_level) = index_levels(&nodes, short_rows + 1);
-        let mask_words = vocab.mask_words();
-        let short_masks = short_masks(vocab, short_rows, mask_words);
         TokenTrie {
             nodes,
             ids,
             max_depth,
+            short_rows,
             level_start,
             by_level,
-            short_masks,
+            short_masks: Vec::new(),
             mask_words,
         }
     }
 
     /// The deepest row of [`short_mask`](TokenTrie::short_mask).
     pub fn short_rows(&self) -> usize {
-        self.max_depth.min(SHORT_ROWS_MAX)
+        self.short_rows
     }
 
     /// The mask of every normal token of at most `len` bytes (`len` ≤
@@ -177,20 +200,47 @@ impl TokenTrie {
         if stack.len() <= self.max_depth {
             stack.resize(self.max_depth + 1, state);
         }
-        let allowed = state.allowed();
-        for byte in allowed.iter() {
-            let bucket = depth * 256 + byte as usize;
-            let (Some(&start), Some(&end)) = (
-                self.level_start.get(bucket),
-                self.level_start.get(bucket + 1),
-            ) else {
-                return;
-            };
-            for &root in &self.by_level[start as usize..end as usize] {
-                stack[depth] = state;
-                let root = root as usize;
-                self.scan(root, self.nodes[root].subtree_end as usize, stack, words);
-            }
+        for byte in state.allowed().iter() {
+            self.walk_bucket(state, depth, byte, stack, words);
+        }
+    }
+
+    /// Sets in `words` the bit of every entry starting with `byte` that `state` takes whole:
+    /// the one subtree below the root whose byte is `byte`.
+    pub fn walk_first<R: Recognizer>(
+        &self,
+        state: R,
+        byte: u8,
+        stack: &mut Vec<R>,
+        words: &mut [u32],
+    ) {
+        if stack.len() <= self.max_depth {
+            stack.resize(self.max_depth + 1, state);
+        }
+        self.walk_bucket(state, 0, byte, stack, words);
+    }
+
+    /// The subtrees of the nodes of depth `depth + 1` whose byte is `byte`, each walked from
+    /// `state`; `stack` is long enough.
+    fn walk_bucket<R: Recognizer>(
+        &self,
+        state: R,
+        depth: usize,
+        byte: u8,
+        stack: &mut [R],
+        words: &mut [u32],
+    ) {
+        let bucket = depth * 256 + byte as usize;
+        let (Some(&start), Some(&end)) = (
+            self.level_start.get(bucket),
+            self.level_start.get(bucket + 1),
+        ) else {
+            return;
+        };
+        for &root in &self.by_level[start as usize..end as usize] {
+            stack[depth] = state;
+            let root = root as usize;
+            self.scan(root, self.nodes[root].subtree_end as usize, stack, words);
         }
     }
 

@@ -22,7 +22,9 @@
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
+use super::line_text::LineTextTable;
 use super::trie::TokenTrie;
+use crate::recognizer::LineText;
 
 pub mod hf;
 pub mod tiktoken;
@@ -305,6 +307,7 @@ impl VocabBuilder {
             eos,
             max_token_len: max_len as u32,
             trie: OnceLock::new(),
+            line_text: Default::default(),
             encoder: None,
         })
     }
@@ -321,6 +324,8 @@ pub struct Vocabulary {
     eos: Vec<u32>,
     max_token_len: u32,
     trie: OnceLock<TokenTrie>,
+    /// The tables of each [`LineText`] kind, by [`LineText::index`], built on first use.
+    line_text: [OnceLock<LineTextTable>; 2],
     encoder: Option<Arc<dyn Encoder>>,
 }
 
@@ -435,6 +440,12 @@ impl Vocabulary {
     /// The token trie, built on first use (see [`TokenTrie`]).
     pub fn trie(&self) -> &TokenTrie {
         self.trie.get_or_init(|| TokenTrie::build(self))
+    }
+
+    /// The tables that make masks of line-text states, built on first use (see
+    /// [`LineTextTable`]).
+    pub fn line_text(&self, kind: LineText) -> &LineTextTable {
+        self.line_text[kind.index()].get_or_init(|| LineTextTable::build(self, kind))
     }
 
     /// The ids `text` has with this vocabulary's own tokenizer.

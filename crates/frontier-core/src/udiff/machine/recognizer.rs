@@ -8,10 +8,10 @@
 
 use crate::byteset::ByteSet;
 use crate::contract::ParseError;
-use crate::recognizer::Recognizer;
+use crate::recognizer::{LineText, Recognizer};
 use crate::udiff::value::Value;
 
-use super::{Ctx, Pos, Step, UdiffMachine};
+use super::{Ctx, Pos, Step, Tent, UdiffMachine};
 
 impl Recognizer for UdiffMachine {
     /// The machine with its offsets taken out, hunk counts and the line's room clipped to the
@@ -53,6 +53,17 @@ impl Recognizer for UdiffMachine {
             *self = before;
         }
         taken
+    }
+
+    const LINE_TEXT: &'static [LineText] = &[LineText::Bytes];
+
+    /// Inside a body, garbage or `\` line outside a tentative header: every byte but LF is
+    /// content that nothing reads again, and body lines have no length limit.
+    fn line_text(&self, _horizon: u32) -> Option<LineText> {
+        match (self.pos, self.tent) {
+            (Pos::Stream(_), Tent::None) if self.error.is_none() => Some(LineText::Bytes),
+            _ => None,
+        }
     }
 
     fn mask_key(&self, horizon: u32) -> UdiffMachine {
