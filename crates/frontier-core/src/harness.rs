@@ -10,7 +10,7 @@ use std::convert::Infallible;
 use crate::byteset::ByteSet;
 use crate::contract::{Outcome, PushParser, Unclosed};
 use crate::event::{Record, Recorder};
-use crate::recognizer::Recognizer;
+use crate::recognizer::{InText, Recognizer};
 
 /// Everything a consumer observes when a stream is parsed to its end.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -240,13 +240,18 @@ const LINE_TEXT_PROBES: [&[u8]; 14] = [
 ];
 
 /// [`Recognizer::line_text`]'s law, for the probes: the state takes an LF-free text exactly
-/// when the kind says it is viable, and after a whole text an LF leads where it leads now.
+/// when the kind says it is viable, and after a whole nonempty text an LF leads where it
+/// leads after `a`.
 fn check_line_text<R: Recognizer>(state: &R, at: usize) -> Result<(), String> {
-    let Some(kind) = state.line_text(LAW_HORIZON) else {
+    let Some(InText { kind, forgets }) = state.line_text(LAW_HORIZON) else {
         return Ok(());
     };
     let after_lf = |mut s: R| s.try_byte(b'\n').then(|| s.mask_key(LAW_HORIZON));
-    let direct = after_lf(*state);
+    let mut reference = *state;
+    if !reference.try_byte(b'a') {
+        return Err(format!("at {at}: a {kind:?} state refuses the text \"a\""));
+    }
+    let reference = after_lf(reference);
     for probe in LINE_TEXT_PROBES {
         let text = &probe[..memchr::memchr(b'\n', probe).unwrap_or(probe.len())];
         let mut s = *state;
@@ -257,9 +262,9 @@ fn check_line_text<R: Recognizer>(state: &R, at: usize) -> Result<(), String> {
                 kind.viable(text)
             ));
         }
-        if kind.complete(text) && after_lf(s) != direct {
+        if forgets && !text.is_empty() && kind.complete(text) && after_lf(s) != reference {
             return Err(format!(
-                "at {at}: LF after the {kind:?} text {text:?} leads elsewhere than LF at once"
+                "at {at}: LF after the {kind:?} text {text:?} leads elsewhere than after \"a\""
             ));
         }
     }
@@ -555,7 +560,7 @@ mod tests {
     use crate::apply_patch::StrictMachine;
     use crate::byteset::ByteSet;
     use crate::contract::Unclosed;
-    use crate::recognizer::{LineText, Recognizer};
+    use crate::recognizer::{InText, LineText, Recognizer};
     use crate::udiff::{Limits, Mode, UdiffMachine};
 
     /// A unified diff recogniser that claims its text is UTF-8: the law check must catch it.
@@ -576,8 +581,11 @@ mod tests {
         fn mask_key(&self, horizon: u32) -> Self::Key {
             self.0.mask_key(horizon)
         }
-        fn line_text(&self, horizon: u32) -> Option<LineText> {
-            self.0.line_text(horizon).map(|_| LineText::Utf8)
+        fn line_text(&self, horizon: u32) -> Option<InText> {
+            self.0.line_text(horizon).map(|t| InText {
+                kind: LineText::Utf8,
+                ..t
+            })
         }
     }
 
@@ -590,18 +598,25 @@ mod tests {
     fn line_text_states_keep_the_law_and_a_false_claim_is_caught() {
         let diff = b"--- a\n+++ b\n@@ -1,2 +1,2 @@\n x";
         let udiff = stepped(UdiffMachine::new(Mode::Strict, Limits::default()), diff);
-        assert_eq!(udiff.line_text(64), Some(LineText::Bytes));
+        assert_eq!(
+            udiff.line_text(64),
+            Some(InText::forgetting(LineText::Bytes))
+        );
         assert!(check_line_text(&udiff, 0).is_ok());
         let error = check_line_text(&ClaimsUtf8(udiff), 0).unwrap_err();
         assert!(error.contains("takes"), "{error}");
 
         let patch = b"*** Begin Patch\n*** Add File: a\n+";
         let strict = stepped(StrictMachine::default(), patch);
-        assert_eq!(strict.line_text(64), Some(LineText::Utf8));
+        assert_eq!(
+            strict.line_text(64),
+            Some(InText::forgetting(LineText::Utf8))
+        );
         assert!(check_line_text(&strict, 0).is_ok());
-        // A path may not be empty: LF is refused before its first byte, so no law holds yet.
+        // A path may not be empty: LF is refused before its first byte, and the law holds.
         let path = stepped(StrictMachine::default(), b"*** Begin Patch\n*** Add File: ");
-        assert_eq!(path.line_text(64), None);
+        assert_eq!(path.line_text(64), Some(InText::forgetting(LineText::Utf8)));
+        assert!(check_line_text(&path, 0).is_ok());
         // Inside a character: the next byte is not free.
         assert_eq!(
             stepped(strict, "\u{e9}".as_bytes()[..1].as_ref()).line_text(64),

@@ -85,18 +85,22 @@ pub trait Recognizer: Copy + Debug + Send + Sync + 'static {
     /// at its first mask.
     const LINE_TEXT: &'static [LineText] = &[];
 
-    /// `Some(kind)` when the state reads free text up to the next LF: a token mask can then
-    /// be assembled from tables of the vocabulary instead of a walk of most of the trie
+    /// `Some` when the state reads free text up to the next LF: a token mask can then be
+    /// assembled from tables of the vocabulary instead of a walk of most of the trie
     /// (`crate::mask::line_text`). The law, for every byte string `x` without LF of fewer
     /// than `horizon` bytes (checked by [`crate::harness`] at every prefix):
-    /// - the state takes `x` whole exactly when `kind` says `x` is viable text
+    /// - the state takes `x` whole exactly when the answer's kind says `x` is viable text
     ///   ([`LineText::viable`]);
-    /// - when `x` is whole text ([`LineText::complete`]), the state after `x` then LF refuses
-    ///   LF exactly when this state does, and otherwise has the same
-    ///   [`mask_key`](Recognizer::mask_key)`(horizon)` as this state after LF.
+    /// - if the answer [`forgets`](InText::forgets): when `x` is whole text
+    ///   ([`LineText::complete`]) and not empty, the state after `x` then LF refuses LF
+    ///   exactly when the state after `a` (a whole text) does, and otherwise has the same
+    ///   [`mask_key`](Recognizer::mask_key)`(horizon)` as the state after `a` then LF: what
+    ///   the text held is never read again. (An empty text may differ: a path that must not
+    ///   be empty refuses LF at once.) A state whose text may still turn out to be something
+    ///   else (a keyword in progress that falls back to prose) does not forget.
     ///
     /// `None` (the default) is always sound: masks are then walked.
-    fn line_text(&self, _horizon: u32) -> Option<LineText> {
+    fn line_text(&self, _horizon: u32) -> Option<InText> {
         None
     }
 
@@ -128,6 +132,34 @@ pub trait Recognizer: Copy + Debug + Send + Sync + 'static {
         let mut out = Vec::new();
         self.forced_bytes(&mut out);
         out
+    }
+}
+
+/// A state inside line text ([`Recognizer::line_text`]): the text's kind, and whether what
+/// the text holds is forgotten at its LF.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct InText {
+    /// What the text may hold.
+    pub kind: LineText,
+    /// Whether every whole nonempty text leads, at its LF, where `a` does.
+    pub forgets: bool,
+}
+
+impl InText {
+    /// Text of `kind` whose content is never read again.
+    pub const fn forgetting(kind: LineText) -> InText {
+        InText {
+            kind,
+            forgets: true,
+        }
+    }
+
+    /// Text of `kind` whose content may still matter at its LF.
+    pub const fn remembering(kind: LineText) -> InText {
+        InText {
+            kind,
+            forgets: false,
+        }
     }
 }
 

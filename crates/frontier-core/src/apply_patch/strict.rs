@@ -20,6 +20,7 @@
 
 use crate::byteset::ByteSet;
 use crate::contract::ParseError;
+use crate::recognizer::{InText, LineText};
 
 use super::frame::Construct;
 use super::keywords::{Marker, Markers};
@@ -543,22 +544,14 @@ impl crate::recognizer::Recognizer for StrictMachine {
         crate::recognizer::step_if_allowed(self, allowed, byte, StrictMachine::step)
     }
 
-    const LINE_TEXT: &'static [crate::recognizer::LineText] = &[crate::recognizer::LineText::Utf8];
+    const LINE_TEXT: &'static [LineText] = &[LineText::Utf8];
 
-    /// Between characters of a path, a context or a line's text, once LF may end it: what
-    /// the text holds is never read again, and its LF goes where an LF here would.
-    fn line_text(&self, _horizon: u32) -> Option<crate::recognizer::LineText> {
+    /// Between characters of a path, a context or a line's text: what the text holds is
+    /// never read again (only whether it is empty, which its first character settles).
+    fn line_text(&self, _horizon: u32) -> Option<InText> {
         match self.state {
-            State::Text {
-                kind,
-                nonempty,
-                utf8,
-                ..
-            } if self.error.is_none()
-                && utf8.at_boundary()
-                && (nonempty || kind.may_be_empty()) =>
-            {
-                Some(crate::recognizer::LineText::Utf8)
+            State::Text { utf8, .. } if self.error.is_none() && utf8.at_boundary() => {
+                Some(InText::forgetting(LineText::Utf8))
             }
             _ => None,
         }

@@ -11,6 +11,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
+use crate::byteset::ByteSet;
 use crate::recognizer::Recognizer;
 
 use super::cache::{CacheStats, MaskCache};
@@ -216,25 +217,12 @@ impl<R: Recognizer> CompiledGrammar<R> {
         if depth > 0 {
             words.copy_from_slice(trie.short_mask(depth));
             trie.walk_below(below, depth, &mut stack, words);
-        } else if let Some(kind) = state.line_text(self.horizon) {
+        } else if let Some(text) = state.line_text(self.horizon) {
             self.vocab
-                .line_text(kind)
-                .fill_inside(*state, &mut stack, words);
+                .line_text(text.kind)
+                .fill_inside(*state, text, &mut stack, words);
         } else {
-            words.fill(0);
-            for byte in state.allowed().iter() {
-                let mut next = *state;
-                if !next.try_byte(byte) {
-                    continue;
-                }
-                match next.line_text(self.horizon) {
-                    Some(kind) => self
-                        .vocab
-                        .line_text(kind)
-                        .add_after(*state, byte, &mut stack, words),
-                    None => trie.walk_first(*state, byte, &mut stack, words),
-                }
-            }
+            self.walk_first_bytes(state, &mut stack, words);
         }
         self.stacks
             .lock()
@@ -243,6 +231,47 @@ impl<R: Recognizer> CompiledGrammar<R> {
         if state.accepting() {
             for &id in self.vocab.eos() {
                 words[id as usize >> 5] |= 1 << (id & 31);
+            }
+        }
+    }
+
+    /// The mask of a state outside text, first byte by first byte: a byte that leads into
+    /// text takes its tokens from the [`line_text`](super::line_text) tables, any other
+    /// walks its subtree of the trie.
+    fn walk_first_bytes(&self, state: &R, stack: &mut Vec<R>, words: &mut [u32]) {
+        let allowed = state.allowed();
+        let mut texts = [None; 256];
+        let mut kind = None;
+        let mut into_text = ByteSet::EMPTY;
+        for byte in allowed.iter() {
+            let mut next = *state;
+            if !next.try_byte(byte) {
+                continue;
+            }
+            if let Some(text) = next.line_text(self.horizon) {
+                // One kind per state (every language has one); another is walked.
+                if *kind.get_or_insert(text.kind) == text.kind {
+                    texts[byte as usize] = Some(text);
+                    into_text = into_text.with(byte);
+                }
+            }
+        }
+        let table = kind.map(|kind| self.vocab.line_text(kind));
+        // Past half the bytes, clearing the others' rows from the union costs less.
+        let from_union = into_text.len() > 128;
+        match table {
+            Some(table) if from_union => {
+                table.fill_after_all(into_text.complement(), words);
+            }
+            _ => words.fill(0),
+        }
+        let trie = self.vocab.trie();
+        for byte in allowed.iter() {
+            match (texts[byte as usize], table) {
+                (Some(text), Some(table)) => {
+                    table.add_after(*state, byte, text, !from_union, stack, words)
+                }
+                _ => trie.walk_first(*state, byte, stack, words),
             }
         }
     }

@@ -8,8 +8,8 @@
 
 use crate::byteset::ByteSet;
 use crate::contract::ParseError;
-use crate::recognizer::{LineText, Recognizer};
-use crate::udiff::value::Value;
+use crate::recognizer::{InText, LineText, Recognizer};
+use crate::udiff::value::{Range, Value};
 
 use super::{Ctx, Pos, Step, Tent, UdiffMachine};
 
@@ -57,11 +57,25 @@ impl Recognizer for UdiffMachine {
 
     const LINE_TEXT: &'static [LineText] = &[LineText::Bytes];
 
-    /// Inside a body, garbage or `\` line outside a tentative header: every byte but LF is
-    /// content that nothing reads again, and body lines have no length limit.
-    fn line_text(&self, _horizon: u32) -> Option<LineText> {
+    /// Inside a body, garbage or `\` line outside a tentative header (every byte but LF is
+    /// content that nothing reads again, and such lines have no length limit), and in a
+    /// header's path, free text or a hunk header's section text while the line has room for
+    /// a whole token and its LF. (A keyword in progress on a line that is prose if it fails
+    /// is not text: once the keyword is whole, its value has a grammar of its own.)
+    fn line_text(&self, horizon: u32) -> Option<InText> {
+        if self.error.is_some() {
+            return None;
+        }
+        let room = self.line_len as u64 + horizon as u64 + 1 <= self.max_line as u64;
         match (self.pos, self.tent) {
-            (Pos::Stream(_), Tent::None) if self.error.is_none() => Some(LineText::Bytes),
+            (Pos::Stream(_), Tent::None) => Some(InText::forgetting(LineText::Bytes)),
+            (
+                Pos::Value {
+                    value: Value::Path { .. } | Value::Text | Value::Range(Range { field: 7, .. }),
+                    ..
+                },
+                _,
+            ) if room => Some(InText::forgetting(LineText::Bytes)),
             _ => None,
         }
     }
@@ -85,7 +99,14 @@ impl Recognizer for UdiffMachine {
         if left > room {
             key.line_len = self.max_line - room;
         }
-        if !matches!(self.pos, Pos::Value { .. } | Pos::Kw { .. }) {
+        // The ranges are read only while a hunk header's ranges are (`@@ -` sets them first).
+        if !matches!(
+            self.pos,
+            Pos::Value {
+                value: Value::Range(_),
+                ..
+            }
+        ) {
             key.nums = [0; 4];
         }
         key
