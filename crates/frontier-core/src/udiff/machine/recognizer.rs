@@ -66,7 +66,7 @@ impl Recognizer for UdiffMachine {
         if self.error.is_some() {
             return None;
         }
-        let room = self.line_len as u64 + horizon as u64 + 1 <= self.max_line as u64;
+        let room = self.line_len as u64 + (horizon as u64) < self.max_line as u64;
         match (self.pos, self.tent) {
             (Pos::Stream(_), Tent::None) => Some(InText::forgetting(LineText::Bytes)),
             (
