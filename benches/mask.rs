@@ -43,8 +43,9 @@ use frontier::ctl::CtlMachine;
 use frontier::mask::vocab::hf::{self, EosSpec};
 use frontier::mask::vocab::tiktoken::{self, Builtin};
 use frontier::mask::vocab::Encoder;
+use frontier::mask::line_text::LineTextTable;
 use frontier::mask::{CompiledGrammar, Matcher, TokenKind, TokenTrie, Vocabulary};
-use frontier::recognizer::Recognizer;
+use frontier::recognizer::{LineText, Recognizer};
 use frontier::udiff::{Limits as UdiffLimits, Mode, UdiffMachine};
 use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::{ApproximateTokEnv, TokEnv, TokRxInfo, TokTrie};
@@ -466,6 +467,15 @@ fn bench(c: &mut Criterion) {
             ms(ours),
             ms(theirs)
         );
+        for kind in LineText::ALL {
+            let begun = Instant::now();
+            let table = LineTextTable::build(&vocab, kind);
+            println!(
+                "mask {name}: line-text tables {kind:?} {:.1} ms, exit tries {:?} nodes",
+                ms(begun.elapsed()),
+                table.exit_nodes()
+            );
+        }
         let strict = StrictMachine::default();
         let seqs = language(
             c,
