@@ -35,12 +35,15 @@
 //! | `unexpected_byte` | any other byte outside the grammar |
 
 mod assemble;
+mod heredoc;
 mod line_scan;
 mod machine;
 mod parser;
 mod token;
 
+pub use crate::language::CtlMode;
 pub use assemble::{CallAssembler, CallBounds, CallTooLarge, Crossed, ToolCall};
+pub use heredoc::{Tag, MAX_TAG};
 pub use machine::{Construct, CtlKey, CtlMachine, Step};
 pub use parser::{CtlEvent, CtlParser};
 pub use token::Token;
