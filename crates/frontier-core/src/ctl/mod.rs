@@ -35,12 +35,16 @@
 //! | `unexpected_byte` | any other byte outside the grammar |
 
 mod assemble;
+mod frame;
 mod line_scan;
 mod machine;
 mod parser;
 mod token;
 
 pub use assemble::{CallAssembler, CallBounds, CallTooLarge, Crossed, ToolCall};
+pub use frame::{
+    arg_form, frame_call, pick_tag, write_call, ArgForm, Field, FrameError, Tag, TAG_CANDIDATES,
+};
 pub use machine::{Construct, CtlKey, CtlMachine, Step};
 pub use parser::{CtlEvent, CtlParser};
 pub use token::Token;
