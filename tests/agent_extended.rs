@@ -83,7 +83,7 @@ fn results_come_back_as_inline_lines_and_heredocs_in_extended_mode() {
         "result c1 ok = wrote 8 bytes\n\
          result c2 ok <<EOF1\none\nEOF\nEOF1\n\
          result c3 ok (no newline at end) <<EOF\nx\ny\nEOF\n\
-         result c4 refused = path_escapes_root: path \"../out.txt\" leaves the root\n\
+         result c4 refused = path_escapes_root: path \"../out.txt\" climbs out of the workspace\n\
          result c5 ok = \n"
     );
 }
@@ -175,7 +175,10 @@ fn run_takes_the_replays_mode_unless_told_otherwise() {
     // Forced to strict, the same turns are not CTL at all.
     let (code, transcript) = run_binary("extended.jsonl", &["--ctl-mode", "strict"]);
     assert_eq!(code, 1);
-    assert!(!transcript.contains(r#""type":"tool_call""#), "{transcript}");
+    assert!(
+        !transcript.contains(r#""type":"tool_call""#),
+        "{transcript}"
+    );
     assert!(transcript.contains(r#""type":"stream_error""#));
     // A strict session replays the same in extended mode: the counted form is in both.
     let strict = run_binary("fix_greeting.jsonl", &[]);

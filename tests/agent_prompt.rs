@@ -69,7 +69,10 @@ fn the_prompt_names_every_tool_with_its_keys() {
         for tool in Tool::ALL {
             let keys: Vec<String> = tool.keys().iter().map(|k| format!("`{k}`")).collect();
             let row = format!("| `{}` | {} |", tool.name(), keys.join(", "));
-            assert!(system_prompt(mode).contains(&row), "{mode:?}: missing row {row}");
+            assert!(
+                system_prompt(mode).contains(&row),
+                "{mode:?}: missing row {row}"
+            );
         }
     }
 }
@@ -78,11 +81,17 @@ fn the_prompt_names_every_tool_with_its_keys() {
 fn the_extended_prompt_shows_the_forms_that_need_no_count_and_strict_does_not() {
     let example = ctl_examples(EXTENDED_SYSTEM_PROMPT).concat();
     assert!(example.contains("\narg path = "), "{example}");
-    assert!(example.contains(" <<EOF\n") && example.contains("\nEOF\nend\n"), "{example}");
+    assert!(
+        example.contains(" <<EOF\n") && example.contains("\nEOF\nend\n"),
+        "{example}"
+    );
     // The strict example is not extended CTL in disguise: it parses in strict mode only
     // because it has no inline or heredoc argument.
     let strict = ctl_examples(SYSTEM_PROMPT).concat();
-    assert!(!strict.contains(" = ") && !strict.contains("<<"), "{strict}");
+    assert!(
+        !strict.contains(" = ") && !strict.contains("<<"),
+        "{strict}"
+    );
     // The extended example is not strict CTL.
     let mut parser = CtlParser::default();
     assert!(parser.push(example.as_bytes(), &mut |_| {}).is_err());

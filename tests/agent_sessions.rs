@@ -221,7 +221,10 @@ fn fix_greeting_runs_end_to_end() {
     let c7: Vec<_> = run.records.iter().filter(|r| r["id"] == "c7").collect();
     assert_eq!(c7.len(), 2);
     assert_eq!(c7[0]["turn"], 3);
-    assert_eq!(reasons(&run), ["next_turn", "escalate_output_limit", "next_turn"]);
+    assert_eq!(
+        reasons(&run),
+        ["next_turn", "escalate_output_limit", "next_turn"]
+    );
 }
 
 fn shipped(name: &str) -> (String, Session) {
@@ -260,7 +263,12 @@ fn the_extended_session_runs_end_to_end_without_a_count_but_one() {
     assert_eq!(c4[0]["turn"], 4);
     assert_eq!(
         reasons(&run),
-        ["next_turn", "escalate_output_limit", "resume_nudge", "next_turn"]
+        [
+            "next_turn",
+            "escalate_output_limit",
+            "resume_nudge",
+            "next_turn"
+        ]
     );
 }
 

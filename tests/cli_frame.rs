@@ -10,7 +10,10 @@ const WRITE: &str =
 
 #[test]
 fn frames_calls_in_each_mode() {
-    let input = format!("{WRITE}\n\n{}\n", r#"{"id":"c2","name":"list_dir","arguments":{}}"#);
+    let input = format!(
+        "{WRITE}\n\n{}\n",
+        r#"{"id":"c2","name":"list_dir","arguments":{}}"#
+    );
     let (code, out, err) = run(["frame", "--mode", "extended"], input.as_bytes());
     assert_eq!((code, err.as_str()), (0, ""));
     assert_eq!(
@@ -29,11 +32,18 @@ fn frames_calls_in_each_mode() {
 #[test]
 fn bytes_that_are_not_utf8_come_as_base64_and_order_and_repeats_are_kept() {
     let input = r#"{"id":"c1","name":"t","args":{"b":"x","a":{"base64":"/wo="},"b":"y"}}"#;
-    let (code, out, _) = run(["frame", "--mode", "extended"], input.as_bytes());
-    assert_eq!(code, 0);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(["frame", "--mode", "extended"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
     assert_eq!(
-        out.as_bytes(),
-        b"call c1 t\narg b = x\narg a <<EOF\n\xff\nEOF\narg b = y\nend\n" as &[u8]
+        out.stdout,
+        b"call c1 t\narg b = x\narg a <<EOF\n\xff\nEOF\narg b = y\nend\n"
     );
 }
 
@@ -67,18 +77,21 @@ fn a_bad_line_stops_after_the_calls_before_it() {
         (
             r#"{"id":"c2","name":"t","arguments":{"k":1}}"#,
             "line 2: invalid_call: an argument's value is a string or {\"base64\": \"...\"} at \
-             line 1 column 40",
+             line 1 column 41",
         ),
         (
             r#"{"id":"c2","name":"t","argz":{}}"#,
-            "line 2: invalid_call: unknown field `argz`, expected one of `id`, `name`, \
-             `arguments`, `args` at line 1 column 29",
+            "line 2: invalid_call: unknown field `argz`, expected one of `id`, `name`, `args`, \
+             `arguments` at line 1 column 28",
         ),
         (
             r#"{"id":"c2","name":"t","arguments":{"k":"12345"}}"#,
             "line 2: arg_too_large: call \"c2\": argument 1 is 5 bytes, over max_arg (4)",
         ),
-        ("not json", "line 2: invalid_call: expected ident at line 1 column 2"),
+        (
+            "not json",
+            "line 2: invalid_call: expected ident at line 1 column 2",
+        ),
     ];
     let first = r#"{"id":"c1","name":"t","arguments":{"k":"v"}}"#;
     for (bad, message) in cases {
@@ -92,14 +105,14 @@ fn a_bad_line_stops_after_the_calls_before_it() {
 
 #[test]
 fn a_last_line_without_its_newline_is_framed_and_limits_apply() {
-    let (code, out, _) = run(["frame", "--mode", "extended"], br#"{"id":"c1","name":"t"}"#);
+    let (code, out, _) = run(
+        ["frame", "--mode", "extended"],
+        br#"{"id":"c1","name":"t"}"#,
+    );
     assert_eq!((code, out.as_str()), (0, "call c1 t\nend\n"));
     // With a 12-byte header line, `arg k = abcd` LF (13 bytes) no longer fits: counted.
     let input = br#"{"id":"c1","name":"t","args":{"k":"abcd"}}"#;
-    let (code, out, _) = run(
-        ["frame", "--mode", "extended", "--max-line", "12"],
-        input,
-    );
+    let (code, out, _) = run(["frame", "--mode", "extended", "--max-line", "12"], input);
     assert_eq!((code, out.as_str()), (0, "call c1 t\narg k 4\nabcdend\n"));
     let (code, _, err) = run(["frame", "--mode", "loose"], b"");
     assert_eq!(code, 2);

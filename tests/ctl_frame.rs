@@ -19,7 +19,9 @@ fn parse(stream: &[u8], mode: CtlMode, limits: Limits, split: usize) -> Vec<Tool
     let split = split % (stream.len() + 1);
     for piece in [&stream[..split], &stream[split..]] {
         parser
-            .push(piece, &mut |e| calls.extend(assembler.on_event(&e).unwrap()))
+            .push(piece, &mut |e| {
+                calls.extend(assembler.on_event(&e).unwrap())
+            })
             .unwrap_or_else(|e| panic!("{e} in {:?}", String::from_utf8_lossy(stream)));
     }
     assert_eq!(parser.finish(&mut |_| {}).verdict, Verdict::Complete);
@@ -65,7 +67,10 @@ fn mode() -> impl Strategy<Value = CtlMode> {
 }
 
 fn limits() -> impl Strategy<Value = Limits> {
-    (prop_oneof![9u32..40, Just(256u32)], prop_oneof![0u64..300, Just(1 << 24)])
+    (
+        prop_oneof![9u32..40, Just(256u32)],
+        prop_oneof![0u64..300, Just(1 << 24)],
+    )
         .prop_map(|(max_line, max_arg)| Limits { max_line, max_arg })
 }
 
@@ -146,12 +151,14 @@ proptest! {
 fn values_with_every_tag_as_a_line_fall_back_to_the_counted_form() {
     let mut value = Vec::new();
     for n in 0..frontier::ctl::TAG_CANDIDATES {
-        value.extend_from_slice(if n == 0 {
-            "EOF\n".to_owned()
-        } else {
-            format!("EOF{n}\n")
-        }
-        .as_bytes());
+        value.extend_from_slice(
+            if n == 0 {
+                "EOF\n".to_owned()
+            } else {
+                format!("EOF{n}\n")
+            }
+            .as_bytes(),
+        );
     }
     let call = ToolCall {
         id: "c1".into(),

@@ -41,7 +41,10 @@ fn ctl_never_executes_wrongly_nor_loses_a_call_and_json_does() {
 
     for (name, framing) in [
         ("ctl", corpus.iter().map(|f| &f.ctl).collect::<Vec<_>>()),
-        ("ctl_extended", corpus.iter().map(|f| &f.ctl_extended).collect()),
+        (
+            "ctl_extended",
+            corpus.iter().map(|f| &f.ctl_extended).collect(),
+        ),
     ] {
         let ctl = tally(&report, name);
         assert_eq!(
@@ -130,7 +133,10 @@ fn the_svg_chart_has_a_line_pair_per_runtime() {
     let report = truncation::run(&shipped(), |_, _| {});
     let svg = truncation::svg::render(&report);
     assert!(svg.starts_with("<svg"));
-    assert_eq!(svg.matches("<polyline").count(), 2 * truncation::RUNTIMES.len());
+    assert_eq!(
+        svg.matches("<polyline").count(),
+        2 * truncation::RUNTIMES.len()
+    );
     for name in truncation::RUNTIMES {
         assert!(svg.contains(&format!(">{name}</text>")));
     }
@@ -160,8 +166,14 @@ fn the_extended_framing_carries_the_same_calls_without_counting() {
             .unwrap();
         assert_eq!(calls, framed.calls);
         assert_eq!(framed.ctl_extended_ends.len(), framed.calls.len());
-        assert_eq!(framed.ctl_extended_ends.last(), Some(&framed.ctl_extended.len()));
+        assert_eq!(
+            framed.ctl_extended_ends.last(),
+            Some(&framed.ctl_extended.len())
+        );
     }
     // The corpus exercises both forms that need no count.
-    assert!(inline > 10 && heredoc > 3, "{inline} inline, {heredoc} heredoc");
+    assert!(
+        inline > 10 && heredoc > 3,
+        "{inline} inline, {heredoc} heredoc"
+    );
 }

@@ -85,8 +85,7 @@ pub fn run(args: Args) -> Result<i32, String> {
         .as_bytes()
         .strip_prefix(b"replay:")
         .map(OsStr::from_bytes);
-    let (mut model, ctl_mode): (Box<dyn ModelSource>, CtlMode) = if let Some(file) = replay_file
-    {
+    let (mut model, ctl_mode): (Box<dyn ModelSource>, CtlMode) = if let Some(file) = replay_file {
         let name = display::path(file);
         let bytes = input::read_all(file).map_err(|e| format!("{name}: {e}"))?;
         let text = String::from_utf8(bytes).map_err(|_| format!("{name}: not UTF-8"))?;

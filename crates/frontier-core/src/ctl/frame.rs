@@ -32,9 +32,9 @@ pub const TAG_CANDIDATES: u8 = 64;
 
 /// A heredoc tag the writer picked: `EOF` or `EOF1` … `EOF63`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Tag(u8);
+pub struct EofTag(u8);
 
-impl Tag {
+impl EofTag {
     /// The tag's text length.
     pub fn len(self) -> usize {
         match self.0 {
@@ -61,7 +61,7 @@ impl Tag {
     }
 }
 
-impl fmt::Display for Tag {
+impl fmt::Display for EofTag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut text = Vec::with_capacity(5);
         self.write_to(&mut text);
@@ -85,7 +85,7 @@ fn candidate(line: &[u8]) -> Option<u8> {
 
 /// The first of `EOF`, `EOF1` … `EOF63` that is not a line of `value` (every LF-separated
 /// piece counts as a line, the last one too), or `None` when all of them are. One pass.
-pub fn pick_tag(value: &[u8]) -> Option<Tag> {
+pub fn pick_tag(value: &[u8]) -> Option<EofTag> {
     let mut taken = 0u64;
     for line in value.split(|&b| b == b'\n') {
         if let Some(n) = candidate(line) {
@@ -93,7 +93,7 @@ pub fn pick_tag(value: &[u8]) -> Option<Tag> {
         }
     }
     let free = (!taken).trailing_zeros();
-    (free < u32::from(TAG_CANDIDATES)).then_some(Tag(free as u8))
+    (free < u32::from(TAG_CANDIDATES)).then_some(EofTag(free as u8))
 }
 
 /// How one argument is framed.
@@ -104,7 +104,7 @@ pub enum ArgForm {
     /// `arg KEY = VALUE` LF.
     Inline,
     /// `arg KEY <<TAG` LF, the value, `TAG` LF.
-    Heredoc(Tag),
+    Heredoc(EofTag),
 }
 
 /// Bytes of the header line `arg KEY = VALUE` LF.
@@ -113,7 +113,7 @@ fn inline_line(key: &[u8], value: &[u8]) -> usize {
 }
 
 /// Bytes of the header line `arg KEY <<TAG` LF.
-fn heredoc_line(key: &[u8], tag: Tag) -> usize {
+fn heredoc_line(key: &[u8], tag: EofTag) -> usize {
     b"arg ".len() + key.len() + b" <<".len() + tag.len() + 1
 }
 
@@ -403,17 +403,20 @@ mod tests {
         assert_eq!(pick_tag(b"EOF\n").unwrap().to_string(), "EOF1");
         assert_eq!(pick_tag(b"EOF\nEOF1\nEOF3\n").unwrap().to_string(), "EOF2");
         // Lines that only start with a tag, or spell a number another way, do not count.
-        assert_eq!(pick_tag(b"EOFX\nEOF \nEOF01\nEOF64\n").unwrap().to_string(), "EOF");
+        assert_eq!(
+            pick_tag(b"EOFX\nEOF \nEOF01\nEOF64\n").unwrap().to_string(),
+            "EOF"
+        );
         let mut all = Vec::new();
         for n in 0..TAG_CANDIDATES {
-            Tag(n).write_to(&mut all);
+            EofTag(n).write_to(&mut all);
             all.push(b'\n');
         }
         assert_eq!(pick_tag(&all), None);
         all.truncate(all.len() - "EOF63\n".len());
         assert_eq!(pick_tag(&all).unwrap().to_string(), "EOF63");
-        assert_eq!(Tag(63).len(), 5);
-        assert_eq!(Tag(7).len(), 4);
+        assert_eq!(EofTag(63).len(), 5);
+        assert_eq!(EofTag(7).len(), 4);
     }
 
     #[test]
@@ -423,20 +426,26 @@ mod tests {
         assert_eq!(arg_form(b"k", b"src/a.rs", ext, l), ArgForm::Inline);
         assert_eq!(arg_form(b"k", b"", ext, l), ArgForm::Inline);
         assert_eq!(arg_form(b"k", b"a\r", ext, l), ArgForm::Inline);
-        assert_eq!(arg_form(b"k", b"\n", ext, l), ArgForm::Heredoc(Tag(0)));
-        assert_eq!(arg_form(b"k", b"a\nEOF\n", ext, l), ArgForm::Heredoc(Tag(1)));
+        assert_eq!(arg_form(b"k", b"\n", ext, l), ArgForm::Heredoc(EofTag(0)));
+        assert_eq!(
+            arg_form(b"k", b"a\nEOF\n", ext, l),
+            ArgForm::Heredoc(EofTag(1))
+        );
         assert_eq!(arg_form(b"k", b"a\nb", ext, l), ArgForm::Counted);
         // The inline line, LF included, exactly at max_line and one over.
         let small = Limits {
             max_line: 16,
             max_arg: 100,
         };
-        assert_eq!(arg_form(b"k", b"12345678", ext, small), ArgForm::Inline);
-        assert_eq!(arg_form(b"k", b"123456789", ext, small), ArgForm::Counted);
-        // A heredoc header that does not fit falls back to the counted form.
-        let key = [b'k'; 9];
+        assert_eq!(arg_form(b"k", b"1234567", ext, small), ArgForm::Inline);
+        assert_eq!(arg_form(b"k", b"12345678", ext, small), ArgForm::Counted);
+        // A heredoc header (`arg KEY <<EOF` LF) that does not fit falls back to counting.
+        let key = [b'k'; 6];
         assert_eq!(arg_form(&key, b"x\n", ext, small), ArgForm::Counted);
-        assert_eq!(arg_form(&key[..8], b"x\n", ext, small), ArgForm::Heredoc(Tag(0)));
+        assert_eq!(
+            arg_form(&key[..5], b"x\n", ext, small),
+            ArgForm::Heredoc(EofTag(0))
+        );
     }
 
     #[test]

@@ -43,7 +43,7 @@ mod token;
 
 pub use assemble::{CallAssembler, CallBounds, CallTooLarge, Crossed, ToolCall};
 pub use frame::{
-    arg_form, frame_call, pick_tag, write_call, ArgForm, Field, FrameError, Tag, TAG_CANDIDATES,
+    arg_form, frame_call, pick_tag, write_call, ArgForm, EofTag, Field, FrameError, TAG_CANDIDATES,
 };
 pub use machine::{Construct, CtlKey, CtlMachine, Step};
 pub use parser::{CtlEvent, CtlParser};
