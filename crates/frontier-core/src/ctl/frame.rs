@@ -23,6 +23,7 @@
 //! 64-bit set, and deterministic, so that the same call always gives the same bytes.
 
 use std::fmt;
+use std::io::Write as _;
 
 use super::{Limits, ToolCall, TOKEN_CHARS};
 use crate::language::CtlMode;
@@ -346,9 +347,8 @@ fn write_whole(
                         max_line: limits.max_line,
                     });
                 }
-                out.push(b' ');
-                out.extend_from_slice(value.len().to_string().as_bytes());
-                out.push(b'\n');
+                // Writing into a Vec cannot fail.
+                let _ = writeln!(out, " {}", value.len());
                 out.extend_from_slice(value);
             }
         }
