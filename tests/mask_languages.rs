@@ -1,5 +1,5 @@
-//! apply_patch (strict, codex) and unified-diff (strict, git, recount) masks over real
-//! vocabularies at every step of the corpora: the cached mask equals the brute-force
+//! apply_patch (strict, codex), unified-diff (strict, git, recount) and extended CTL masks over
+//! real vocabularies at every step of the corpora: the cached mask equals the brute-force
 //! definition (each token's bytes pushed into a copy of the state) and so does the uncached
 //! walk; rollback restores the exact mask; the EOS bits equal `accepting`; an invalid file is
 //! refused at the token holding the parser's error, at the parser's byte; a complete file
@@ -9,7 +9,9 @@
 //! Inputs: every file of `corpora/apply_patch` and every `patch.txt` of
 //! `tests/conformance/codex-apply-patch` for apply_patch; every file of `corpora/udiff` and a
 //! made diff whose `---` line is 300 bytes long, under the default `max_line` and the smallest
-//! (256), for unified diff. Vocabularies: cl100k and o200k (their own tokenizer; longest match
+//! (256), for unified diff; every file of `corpora/ctl/extended` and `corpora/ctl/valid`, under
+//! the default limits and small ones (`max_line` 20, `max_arg` 16), for extended CTL (strict
+//! CTL has `tests/mask_ctl.rs`). Vocabularies: cl100k and o200k (their own tokenizer; longest match
 //! for bytes that are not UTF-8) and the made byte-level `tokenizer.json` (longest match).
 //! One grammar, so one cache, serves all the files of a (vocabulary, language, mode, limits):
 //! later files are answered from masks computed for earlier ones, which is what puts each
@@ -27,6 +29,7 @@ use std::sync::Arc;
 
 use frontier::apply_patch::{CodexParser, StrictOptions, StrictParser};
 use frontier::contract::{PushParser, Verdict};
+use frontier::ctl::{CtlMode, CtlParser, Limits as CtlLimits};
 use frontier::mask::{CompiledGrammar, MaskError, Matcher};
 use frontier::recognizer::Recognizer;
 use frontier::udiff::{Limits, Mode, UdiffParser};
@@ -81,6 +84,19 @@ fn diff_files() -> Files {
     }));
     assert!(files.len() >= 16, "{} diffs", files.len());
     files.push(("long_header (made)".into(), long_header_diff()));
+    files
+}
+
+/// Extended CTL's corpus (valid, truncated, invalid) and strict CTL's valid files, which are
+/// extended CTL too.
+fn ctl_files() -> Files {
+    let mut all = Vec::new();
+    for dir in ["valid", "truncated", "invalid"] {
+        all.extend(paths(&format!("corpora/ctl/extended/{dir}"), |_| true));
+    }
+    all.extend(paths("corpora/ctl/valid", |_| true));
+    let files = read(all);
+    assert!(files.len() >= 28, "{} CTL files", files.len());
     files
 }
 
@@ -347,6 +363,35 @@ fn udiff(shared: &Shared) {
             "{max_line}: recount {r:?}"
         );
     }
+}
+
+/// The extended-CTL checks for one vocabulary, default and small limits.
+fn ctl_extended(shared: &Shared) {
+    let files = ctl_files();
+    let parser = |limits| CtlParser::with_mode(limits, CtlMode::Extended);
+    let d = check(shared, parser(CtlLimits::default()), &files);
+    assert!(d.complete >= 15 && d.refused >= 8, "default {d:?}");
+    let small = CtlLimits {
+        max_line: 20,
+        max_arg: 16,
+    };
+    let s = check(shared, parser(small), &files);
+    assert!(s.refused > d.refused && s.steps > 200, "small {s:?}");
+}
+
+#[test]
+fn ctl_extended_masks_byte_level() {
+    ctl_extended(byte_level());
+}
+
+#[test]
+fn ctl_extended_masks_cl100k() {
+    ctl_extended(cl100k());
+}
+
+#[test]
+fn ctl_extended_masks_o200k() {
+    ctl_extended(o200k());
 }
 
 #[test]

@@ -10,7 +10,7 @@ use frontier_core::apply_patch::{CodexParser, StrictParser};
 use frontier_core::contract::{PushParser, Verdict};
 use frontier_core::ctl::CtlParser;
 use frontier_core::event::Record;
-use frontier_core::language::{ApplyPatchMode, CtlMode, ParserSpec};
+use frontier_core::language::{ApplyPatchMode, ParserSpec};
 use frontier_core::udiff::UdiffParser;
 
 /// How `finish` ended a stream: the verdict as the C ABI numbers it and its description.
@@ -99,10 +99,7 @@ impl<P: PushParser> DynParser for Erased<P> {
 /// so a language or mode added to [`ParserSpec`] fails to compile here instead of being missed.
 pub fn build(spec: &ParserSpec) -> Box<dyn DynParser> {
     match *spec {
-        ParserSpec::Ctl {
-            mode: CtlMode::Strict,
-            limits,
-        } => erase(CtlParser::new(limits)),
+        ParserSpec::Ctl { mode, limits } => erase(CtlParser::with_mode(limits, mode)),
         ParserSpec::ApplyPatch(ApplyPatchMode::Strict) => erase(StrictParser::default()),
         ParserSpec::ApplyPatch(ApplyPatchMode::Codex) => erase(CodexParser::new()),
         ParserSpec::Udiff(udiff) => erase(UdiffParser::new(udiff.mode, udiff.limits)),

@@ -11,7 +11,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
 use frontier::contract::{PushParser, Verdict};
-use frontier::ctl::{CallAssembler, CallBounds, CtlParser, Limits, ToolCall};
+use frontier::ctl::{CallAssembler, CallBounds, CtlMode, CtlParser, Limits, ToolCall};
 use frontier::event::BytesJson;
 
 use super::input::{self, Input};
@@ -20,6 +20,9 @@ use super::{bounds, display};
 /// Flags of `calls`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// The CTL mode: strict (the default) or extended (inline and heredoc arguments too).
+    #[arg(long)]
+    mode: Option<String>,
     /// Feed the parser at most N bytes at a time, 1 to 65536 (default: each read whole).
     #[arg(long, value_parser = bounds::CHUNK.parser::<usize>())]
     chunk: Option<usize>,
@@ -67,10 +70,15 @@ impl Serialize for ArgsJson<'_> {
 
 pub fn run(args: Args) -> Result<i32, String> {
     let name = display::path(&args.file);
-    let mut parser = CtlParser::new(Limits {
+    let mode = match &args.mode {
+        Some(name) => CtlMode::from_name(name).map_err(|e| e.to_string())?,
+        None => CtlMode::default(),
+    };
+    let limits = Limits {
         max_line: args.max_line,
         max_arg: args.max_arg,
-    });
+    };
+    let mut parser = CtlParser::with_mode(limits, mode);
     let mut assembler = CallAssembler::new(CallBounds {
         max_args: args.max_call_args,
         max_bytes: args.max_call_bytes,

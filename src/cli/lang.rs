@@ -29,8 +29,8 @@ pub struct LangArgs {
     /// The language of the input.
     #[arg(long, value_enum)]
     pub lang: Lang,
-    /// A mode of that language (ctl: strict; apply_patch: strict (default), codex; udiff:
-    /// strict, git (default), recount).
+    /// A mode of that language (ctl: strict (default), extended; apply_patch: strict
+    /// (default), codex; udiff: strict, git (default), recount).
     #[arg(long)]
     pub mode: Option<String>,
     /// CTL: bytes in one header line, LF included, 9 to 65536.

@@ -11,7 +11,7 @@
 //! the spec and calls [`ApplyPatchMode::run`] or [`UdiffSpec::run`] with a visitor typed for
 //! those events.
 //!
-//! Adding a mode (CTL's `extended`, say) is one variant of its mode enum, its name in
+//! Adding a mode is one variant of its mode enum, its name in
 //! `as_str`, `ALL` and `NAMES`, and one arm in the dispatch: every front end then accepts it.
 //!
 //! ```
@@ -157,22 +157,31 @@ fn find_mode<T: Copy>(
 }
 
 /// CTL's modes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum CtlMode {
-    /// The language of `docs/ctl.md`.
+    /// The language of `docs/ctl.md`: counted arguments only.
     #[default]
     Strict,
+    /// Extended CTL: the counted form, the inline form `arg KEY = VALUE` LF and the heredoc
+    /// form `arg KEY <<TAG` LF … `TAG` LF (`docs/ctl.md`).
+    Extended,
 }
 
 impl CtlMode {
-    const ALL: [CtlMode; 1] = [CtlMode::Strict];
-    const NAMES: &'static [&'static str] = &["strict"];
+    const ALL: [CtlMode; 2] = [CtlMode::Strict, CtlMode::Extended];
+    const NAMES: &'static [&'static str] = &["strict", "extended"];
 
     /// The mode's name.
     pub fn as_str(self) -> &'static str {
         match self {
             CtlMode::Strict => "strict",
+            CtlMode::Extended => "extended",
         }
+    }
+
+    /// The mode named `name`.
+    pub fn from_name(name: &str) -> Result<CtlMode, SpecError> {
+        find_mode(Language::Ctl, &Self::ALL, Self::as_str, name)
     }
 }
 
@@ -281,7 +290,7 @@ impl ParserSpec {
         let mode = mode.unwrap_or(language.default_mode());
         Ok(match language {
             Language::Ctl => ParserSpec::Ctl {
-                mode: find_mode(language, &CtlMode::ALL, CtlMode::as_str, mode)?,
+                mode: CtlMode::from_name(mode)?,
                 limits: ctl::Limits::default(),
             },
             Language::Udiff => ParserSpec::Udiff(UdiffSpec::from_name(mode)?),
@@ -318,10 +327,7 @@ impl ParserSpec {
     /// Builds the parser and runs `visitor` with it.
     pub fn run<V: ParserVisitor>(&self, visitor: V) -> V::Output {
         match *self {
-            ParserSpec::Ctl {
-                mode: CtlMode::Strict,
-                limits,
-            } => visitor.visit(CtlParser::new(limits)),
+            ParserSpec::Ctl { mode, limits } => visitor.visit(CtlParser::with_mode(limits, mode)),
             ParserSpec::ApplyPatch(mode) => mode.run(AnyParser(visitor)),
             ParserSpec::Udiff(spec) => spec.run(AnyParser(visitor)),
         }

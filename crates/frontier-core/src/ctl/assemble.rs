@@ -130,6 +130,9 @@ pub struct CallAssembler {
     started: usize,
     /// Set once the current call crossed a bound: its arguments are no longer kept.
     crossed: Option<(Crossed, usize)>,
+    /// Whether the current argument's length was not announced (an inline or heredoc value):
+    /// its bytes are counted against `max_bytes` as they arrive.
+    counting_data: bool,
     key: String,
     body: BytesMut,
 }
@@ -165,6 +168,8 @@ impl CallAssembler {
             CtlEvent::ArgStart { key, len } => {
                 let index = self.started;
                 self.started += 1;
+                self.counting_data = len.is_none();
+                let len = len.unwrap_or(0);
                 self.announced = self.announced.saturating_add(len);
                 if self.crossed.is_none() {
                     self.crossed = self.crossing(index).map(|c| (c, index));
@@ -179,6 +184,14 @@ impl CallAssembler {
                 self.body = BytesMut::with_capacity(len as usize);
             }
             CtlEvent::ArgData(data) => {
+                if self.crossed.is_none() && self.counting_data {
+                    self.announced = self.announced.saturating_add(data.len() as u64);
+                    let index = self.started.saturating_sub(1);
+                    self.crossed = self.crossing(index).map(|c| (c, index));
+                    if self.crossed.is_some() {
+                        self.drop_arguments();
+                    }
+                }
                 if self.crossed.is_none() {
                     self.body.extend_from_slice(data);
                 }

@@ -23,6 +23,21 @@
 //! index the machine keeps while it reads `nbytes`). Nothing is recomputed per byte, and the
 //! machine stays a few words to copy.
 //!
+//! # Extended CTL
+//!
+//! Mode `extended` adds the inline form `arg KEY = VALUE` LF and the heredoc form
+//! `arg KEY <<TAG` LF … `TAG` LF. Their header nodes are more nodes of the same automaton
+//! (after `arg KEY SP`, [`Node::ValueStart`] takes `=` and `<` besides the digits; a strict
+//! machine enters `SizeStart` there, so strict streams never reach an extended node), and
+//! `max_line` bounds them as it bounds every header line, inline value and LF included. The
+//! heredoc tag is held in the machine ([`Tag`], at most [`MAX_TAG`] bytes: a narrowing entry of
+//! [`DIGITS_WITHIN`] refuses a tag byte past it), and a body's bytes follow [`Tag::step`] and
+//! [`Tag::allowed`] instead of the tables: at a line start the bytes matching the tag so far
+//! are held, and `count` is the room `max_arg` leaves. The nodes from `Eq` on need more than
+//! the tables (`=` and `<` end the narrowing of the digits, a tag byte is kept, a value byte is
+//! an event): [`CtlMachine::step_extended`] takes them. The strict paths pay one comparison in
+//! `step` (is the next node one of those) and one in `allowed()` (is this a heredoc body).
+//!
 //! Decision: the allowed set is looked up when asked, not kept. Keeping it made the query one
 //! load (1.45 ns against 2.4 ns) but cost every change of state a 32-byte store: 31 % more
 //! instructions on a header-heavy stream fed whole, 38 % more fed a byte at a time, and a slower
@@ -31,12 +46,13 @@
 use crate::byteset::ByteSet;
 use crate::contract::ParseError;
 
+use super::heredoc::{BodyByte, Tag, MAX_TAG};
 use super::line_scan;
-use super::{CtlErrorKind, Limits, TOKEN_CHARS};
+use super::{CtlErrorKind, CtlMode, Limits, TOKEN_CHARS};
 
 /// A position in the grammar: what has been read of the current line, or where else the
 /// machine is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
 enum Node {
     /// At a frame boundary: the stream so far is a sentence, and `call` comes next.
@@ -85,16 +101,66 @@ enum Node {
     Body,
     /// After an error: nothing more is taken.
     Dead,
+    // Extended CTL. A strict machine never enters these.
+    /// After the key's SP in extended mode: a digit, `=` or `<` comes next.
+    ValueStart,
+    /// `= ` read: the inline value's first byte, or LF for an empty value.
+    InlineStart,
+    /// `<<` read: the tag's first character comes next.
+    TagStart,
+    // The nodes from `Eq` on need more than the tables (see `step_extended`).
+    /// `=` read: SP comes next.
+    Eq,
+    /// `<` read.
+    Lt,
+    /// Inside the heredoc tag.
+    Tag,
+    /// Inside an inline value (the header is confirmed).
+    InlineValue,
+    /// At the start of a heredoc body line, with the bytes that matched the tag held back.
+    HereLine,
+    /// Inside a heredoc content line.
+    HereText,
 }
 
-const NODES: usize = Node::Dead as usize + 1;
+const NODES: usize = Node::HereText as usize + 1;
 
 /// Every node, in declaration order (`ALL_NODES[n as usize] == n`).
 const ALL_NODES: [Node; NODES] = {
     use Node::*;
     [
-        Between, C, Ca, Cal, Call, IdStart, Id, NameStart, Name, InFrame, A, Ar, Arg, KeyStart,
-        Key, SizeStart, SizeZero, Size, E, En, End, Body, Dead,
+        Between,
+        C,
+        Ca,
+        Cal,
+        Call,
+        IdStart,
+        Id,
+        NameStart,
+        Name,
+        InFrame,
+        A,
+        Ar,
+        Arg,
+        KeyStart,
+        Key,
+        SizeStart,
+        SizeZero,
+        Size,
+        E,
+        En,
+        End,
+        Body,
+        Dead,
+        ValueStart,
+        InlineStart,
+        TagStart,
+        Eq,
+        Lt,
+        Tag,
+        InlineValue,
+        HereLine,
+        HereText,
     ]
 };
 
@@ -117,6 +183,10 @@ enum Class {
     NonZero,
     /// Any other token character.
     Token,
+    /// `=`.
+    Equals,
+    /// `<`.
+    Less,
     /// SP.
     Space,
     /// LF.
@@ -131,7 +201,7 @@ const CLASSES: usize = Class::Other as usize + 1;
 const ALL_CLASSES: [Class; CLASSES] = {
     use Class::*;
     [
-        C, A, L, R, G, E, N, D, Zero, NonZero, Token, Space, Lf, Other,
+        C, A, L, R, G, E, N, D, Zero, NonZero, Token, Equals, Less, Space, Lf, Other,
     ]
 };
 
@@ -147,6 +217,8 @@ const fn class_of(byte: u8) -> Class {
         b'd' => Class::D,
         b'0' => Class::Zero,
         b'1'..=b'9' => Class::NonZero,
+        b'=' => Class::Equals,
+        b'<' => Class::Less,
         b' ' => Class::Space,
         b'\n' => Class::Lf,
         _ if TOKEN_CHARS.contains(byte) => Class::Token,
@@ -183,7 +255,7 @@ const CLASS_BYTES: [ByteSet; CLASSES] = {
 const fn grammar(node: Node, class: Class) -> Node {
     use Class as K;
     use Node::*;
-    let token = !matches!(class, K::Space | K::Lf | K::Other);
+    let token = !matches!(class, K::Equals | K::Less | K::Space | K::Lf | K::Other);
     match (node, class) {
         (Between, K::C) => C,
         (C, K::A) => Ca,
@@ -201,13 +273,23 @@ const fn grammar(node: Node, class: Class) -> Node {
         (Arg, K::Space) => KeyStart,
         (KeyStart | Key, _) if token => Key,
         (Key, K::Space) => SizeStart,
-        (SizeStart, K::Zero) => SizeZero,
-        (SizeStart | Size, K::Zero | K::NonZero) => Size,
+        (SizeStart | ValueStart, K::Zero) => SizeZero,
+        (SizeStart | ValueStart | Size, K::Zero | K::NonZero) => Size,
         (SizeZero | Size, K::Lf) => InFrame,
         (E, K::N) => En,
         (En, K::D) => End,
         (End, K::Lf) => Between,
         (Body, _) => Body,
+        (ValueStart, K::Equals) => Eq,
+        (Eq, K::Space) => InlineStart,
+        (InlineStart | InlineValue, K::Lf) => InFrame,
+        (InlineStart | InlineValue, _) => InlineValue,
+        (ValueStart, K::Less) => Lt,
+        (Lt, K::Less) => TagStart,
+        (TagStart | Tag, _) if token => Tag,
+        (Tag, K::Lf) => HereLine,
+        (HereLine, _) => HereLine,
+        (HereText, _) => HereText,
         _ => Dead,
     }
 }
@@ -216,7 +298,7 @@ const fn grammar(node: Node, class: Class) -> Node {
 const fn min_rest(node: Node) -> u8 {
     use Node::*;
     match node {
-        Between | InFrame | Body | Dead => 0,
+        Between | InFrame | Body | Dead | HereLine | HereText => 0,
         // "call " id SP name LF
         C => 8,
         Ca => 7,
@@ -234,6 +316,13 @@ const fn min_rest(node: Node) -> u8 {
         Key => 3,
         SizeStart => 2,
         SizeZero | Size => 1,
+        // "arg " key SP ( digit LF / "= " LF / "<<" tag LF )
+        ValueStart => 2,
+        Eq => 2,
+        InlineStart | InlineValue => 1,
+        Lt => 3,
+        TagStart => 2,
+        Tag => 1,
         // "end\n"
         E => 3,
         En => 2,
@@ -269,7 +358,8 @@ const MIN_REST: [u8; NODES] = {
 
 /// `MOVES_ALONG[next]`: whether entering `next` only moves along the line, with nothing to
 /// record: not the end of a line (`Between`, `InFrame`, `Body`), not the start or a digit of
-/// `nbytes` (`SizeStart`, `Size`: the digits that may follow change), not a refusal (`Dead`).
+/// `nbytes` (`SizeStart`, `Size`: the digits that may follow change), not a refusal (`Dead`),
+/// not a node that needs more than the tables (from `Eq` on).
 const MOVES_ALONG: [bool; NODES] = {
     let mut table = [true; NODES];
     let mut n = 0;
@@ -277,7 +367,7 @@ const MOVES_ALONG: [bool; NODES] = {
         table[n] = !matches!(
             ALL_NODES[n],
             Node::Between | Node::InFrame | Node::Body | Node::SizeStart | Node::Size | Node::Dead
-        );
+        ) && (n as u8) < Node::Eq as u8;
         n += 1;
     }
     table
@@ -312,8 +402,8 @@ const ALLOWED_WITHIN: [[ByteSet; ROOM_CAP + 2]; NODES] = {
 
 /// `DIGITS_WITHIN[n]`: every byte but the digits from the `n`-th on (`0`..`n−1` stay). Inside
 /// `nbytes` the machine keeps `n`, how many digits can extend it within `max_arg`;
-/// elsewhere `n` is 10 and the set is every byte. (16 entries, so that an index masked to
-/// four bits needs no bounds check.)
+/// elsewhere `n` is 10 and the set is every byte, but for [`TAG_FULL`]. (16 entries, so that
+/// an index masked to four bits needs no bounds check.)
 const DIGITS_WITHIN: [ByteSet; 16] = {
     let mut sets = [ByteSet::FULL; 16];
     let mut n = 0;
@@ -321,8 +411,12 @@ const DIGITS_WITHIN: [ByteSet; 16] = {
         sets[n] = ByteSet::range(b'0' + n as u8, b'9').complement();
         n += 1;
     }
+    sets[TAG_FULL as usize] = TOKEN_CHARS.complement();
     sets
 };
+
+/// The [`DIGITS_WITHIN`] entry of a heredoc tag of [`MAX_TAG`] bytes: no more tag characters.
+const TAG_FULL: u8 = 11;
 
 /// [`DIGITS_WITHIN`] that narrows nothing.
 const EVERY_DIGIT: u8 = 10;
@@ -338,6 +432,25 @@ pub enum Step {
     ArgLine {
         /// The argument's `nbytes`.
         len: u64,
+    },
+    /// The LF of a heredoc `arg` line (extended): the header is confirmed, the body follows.
+    HeredocLine,
+    /// The first byte of an inline value (extended): it confirms the header before it and is
+    /// the value's first byte.
+    ValueStart,
+    /// A value byte of an inline or heredoc argument (extended), confirmed; `held` heredoc
+    /// bytes held back before it on its line (a prefix of the tag) are content too.
+    Text {
+        /// Bytes of the tag held back before it, now content.
+        held: u8,
+    },
+    /// A heredoc byte held back: it matches the tag so far at a line start.
+    Held,
+    /// The LF that ends an inline value or a heredoc's tag line: the argument is complete.
+    /// `announce` when its header is still to be confirmed (an empty inline value).
+    ValueEnd {
+        /// Whether the header line is confirmed by this LF too.
+        announce: bool,
     },
     /// The LF of `end`: the call is complete.
     CallEnd,
@@ -361,6 +474,10 @@ pub enum Construct {
     ArgBody,
     /// A call between its lines: `arg` or `end` comes next.
     Frame,
+    /// An inline value cut before its LF (extended).
+    InlineValue,
+    /// A heredoc body cut before its tag line (extended).
+    HeredocBody,
 }
 
 impl Construct {
@@ -372,6 +489,8 @@ impl Construct {
             Construct::EndLine => "end_line",
             Construct::ArgBody => "arg_body",
             Construct::Frame => "frame",
+            Construct::InlineValue => "inline_value",
+            Construct::HeredocBody => "heredoc_body",
         }
     }
 }
@@ -382,11 +501,15 @@ pub struct CtlMachine {
     node: Node,
     /// Bytes the current header line may still take: `max_line` minus its bytes so far.
     budget: u32,
-    /// Inside `nbytes`, its value so far; inside a body, the bytes still owed; else 0.
+    /// Inside `nbytes`, its value so far; inside a body, the bytes still owed; inside a
+    /// heredoc body, the bytes its value may still take; else 0.
     count: u64,
     /// How many digits can extend `nbytes` within `max_arg` (an index of [`DIGITS_WITHIN`]);
-    /// [`EVERY_DIGIT`] outside `nbytes`.
+    /// [`TAG_FULL`] in a heredoc tag of [`MAX_TAG`] bytes; [`EVERY_DIGIT`] elsewhere.
     digit_room: u8,
+    mode: CtlMode,
+    /// The heredoc tag and the bytes of a body line that matched it (empty outside).
+    tag: Tag,
     consumed: u64,
     limits: Limits,
     error: Option<ParseError<CtlErrorKind>>,
@@ -399,17 +522,29 @@ impl Default for CtlMachine {
 }
 
 impl CtlMachine {
-    /// A machine at the start of a stream.
+    /// A strict CTL machine at the start of a stream.
     pub fn new(limits: Limits) -> CtlMachine {
+        CtlMachine::with_mode(limits, CtlMode::Strict)
+    }
+
+    /// A machine of `mode` at the start of a stream.
+    pub fn with_mode(limits: Limits, mode: CtlMode) -> CtlMachine {
         CtlMachine {
             node: Node::Between,
             budget: limits.max_line,
             count: 0,
             digit_room: EVERY_DIGIT,
+            mode,
+            tag: Tag::default(),
             consumed: 0,
             limits,
             error: None,
         }
+    }
+
+    /// The mode this machine recognises.
+    pub fn mode(&self) -> CtlMode {
+        self.mode
     }
 
     /// The limits this machine enforces.
@@ -422,9 +557,25 @@ impl CtlMachine {
         self.consumed
     }
 
-    /// Bytes of the current, unfinished header line.
+    /// Bytes of the current, unfinished header line (an inline value's line included).
     pub fn line_len(&self) -> u32 {
         self.limits.max_line - self.budget
+    }
+
+    /// Bytes taken but not confirmed: the current header line, or at a heredoc body line
+    /// start the bytes held back as a possible tag line. An inline value confirms its line.
+    pub fn pending(&self) -> u32 {
+        match self.node {
+            Node::InlineValue => 0,
+            Node::HereLine => self.tag.held().len() as u32,
+            _ => self.line_len(),
+        }
+    }
+
+    /// The heredoc's tag and the bytes of the current body line held back as matching it
+    /// ([`Tag::held`]); empty outside a heredoc.
+    pub fn tag(&self) -> &Tag {
+        &self.tag
     }
 
     /// The sticky error, if any.
@@ -455,14 +606,20 @@ impl CtlMachine {
             C | Ca | Cal | Call | IdStart | Id | NameStart | Name => Some(Construct::CallLine),
             InFrame => Some(Construct::Frame),
             A | Ar | Arg | KeyStart | Key | SizeStart | SizeZero | Size => Some(Construct::ArgLine),
+            ValueStart | Eq | InlineStart | Lt | TagStart | Tag => Some(Construct::ArgLine),
             E | En | End => Some(Construct::EndLine),
             Body => Some(Construct::ArgBody),
+            InlineValue => Some(Construct::InlineValue),
+            HereLine | HereText => Some(Construct::HeredocBody),
         }
     }
 
     /// The bytes that may come next. Empty after an error.
     #[inline]
     pub fn allowed(&self) -> ByteSet {
+        if self.node >= Node::HereLine {
+            return self.tag.allowed(self.node == Node::HereLine, self.count);
+        }
         let budget = self.budget.min(ROOM_CAP as u32 + 1) as usize;
         ALLOWED_WITHIN[self.node as usize][budget]
             .intersection(DIGITS_WITHIN[self.digit_room as usize & 15])
@@ -491,9 +648,12 @@ impl CtlMachine {
             return Ok(Step::Body { last });
         }
         let class = CLASS[byte as usize];
-        let next = NEXT[self.node as usize][class as usize];
+        let mut next = NEXT[self.node as usize][class as usize];
         if next == Node::Dead {
             return Err(self.refuse(byte, CtlErrorKind::UnexpectedByte));
+        }
+        if next >= Node::Eq {
+            return self.step_extended(byte, next);
         }
         if next == Node::Size {
             let value = self
@@ -506,6 +666,9 @@ impl CtlMachine {
             }
         }
         if matches!(next, Node::SizeStart | Node::Size) {
+            if next == Node::SizeStart && self.mode == CtlMode::Extended {
+                next = Node::ValueStart;
+            }
             self.digit_room = self.digits_within_bound();
         }
         if MIN_REST[next as usize] as u32 >= self.budget {
@@ -522,10 +685,146 @@ impl CtlMachine {
         let step = match self.node {
             Node::Name => Step::CallLine,
             Node::End => Step::CallEnd,
+            Node::InlineStart => Step::ValueEnd { announce: true },
+            Node::InlineValue => Step::ValueEnd { announce: false },
             _ => Step::ArgLine { len: self.count },
         };
         self.node = if self.count > 0 { Node::Body } else { next };
         Ok(step)
+    }
+
+    /// [`step`](Self::step) into the nodes that need more than the tables: `=` or `<` after a
+    /// key, a tag byte (kept, within [`MAX_TAG`]), the LF of a heredoc header, an inline value
+    /// byte, a heredoc body byte. `next` is the table's node for `byte`.
+    #[inline(never)]
+    fn step_extended(&mut self, byte: u8, next: Node) -> Result<Step, ParseError<CtlErrorKind>> {
+        match next {
+            Node::HereLine | Node::HereText if self.node == next => self.step_body_line(byte),
+            Node::HereLine => {
+                // The heredoc header's LF: the value may take `max_arg` bytes.
+                self.consumed += 1;
+                self.budget = self.limits.max_line;
+                self.digit_room = EVERY_DIGIT;
+                self.count = self.limits.max_arg;
+                self.node = Node::HereLine;
+                Ok(Step::HeredocLine)
+            }
+            _ => {
+                if next == Node::Tag && self.tag.is_full() {
+                    return Err(self.refuse(byte, CtlErrorKind::LineTooLong));
+                }
+                if MIN_REST[next as usize] as u32 >= self.budget {
+                    return Err(self.refuse(byte, CtlErrorKind::LineTooLong));
+                }
+                self.consumed += 1;
+                self.budget -= 1;
+                let step = match next {
+                    Node::Tag => {
+                        self.tag.push(byte);
+                        if self.tag.is_full() {
+                            self.digit_room = TAG_FULL;
+                        }
+                        Step::Header
+                    }
+                    Node::InlineValue if self.node == Node::InlineStart => Step::ValueStart,
+                    Node::InlineValue => Step::Text { held: 0 },
+                    // `=` or `<` after the key: no `nbytes`, its digits' narrowing ends.
+                    _ => {
+                        self.digit_room = EVERY_DIGIT;
+                        Step::Header
+                    }
+                };
+                self.node = next;
+                Ok(step)
+            }
+        }
+    }
+
+    /// One byte of a heredoc body ([`Tag::step`]).
+    fn step_body_line(&mut self, byte: u8) -> Result<Step, ParseError<CtlErrorKind>> {
+        let line_start = self.node == Node::HereLine;
+        match self.tag.step(line_start, &mut self.count, byte) {
+            BodyByte::Held => {
+                self.consumed += 1;
+                Ok(Step::Held)
+            }
+            BodyByte::Content { held, lf } => {
+                self.consumed += 1;
+                self.node = if lf { Node::HereLine } else { Node::HereText };
+                Ok(Step::Text { held })
+            }
+            BodyByte::Close => {
+                self.consumed += 1;
+                self.tag = Tag::default();
+                self.count = 0;
+                self.node = Node::InFrame;
+                Ok(Step::ValueEnd { announce: false })
+            }
+            BodyByte::TooLarge => Err(self.refuse(byte, CtlErrorKind::ArgTooLarge)),
+        }
+    }
+
+    /// Takes inline value bytes at the start of `bytes` at once (the machine inside an inline
+    /// value): as many as the line can take, and the LF that ends the value if it is among
+    /// them. Returns the value bytes taken and whether the LF ended the value. A byte the line
+    /// cannot take is left for [`step`](Self::step) to refuse.
+    #[inline]
+    pub(super) fn take_inline(&mut self, bytes: &[u8]) -> (usize, bool) {
+        if self.node != Node::InlineValue {
+            return (0, false);
+        }
+        let window = &bytes[..bytes.len().min(self.budget as usize)];
+        match memchr::memchr(b'\n', window) {
+            Some(lf) => {
+                self.consumed += lf as u64 + 1;
+                self.budget = self.limits.max_line;
+                self.node = Node::InFrame;
+                (lf, true)
+            }
+            None => {
+                // A value byte needs room for the LF after it.
+                let taken = window.len().min(self.budget as usize - 1);
+                self.consumed += taken as u64;
+                self.budget -= taken as u32;
+                (taken, false)
+            }
+        }
+    }
+
+    /// Takes heredoc content at once (the machine inside a content line): `text` is content up
+    /// to a line start the caller found could be the tag line, or to a line start the caller
+    /// leaves to [`step`](Self::step): no line of it that starts after one of its LFs is the
+    /// tag line (the parser finds the tag line with a substring search). Takes what `max_arg`
+    /// certainly allows (all but the last byte of the room, which only an LF may use) and
+    /// returns how many bytes that was.
+    #[inline]
+    pub(super) fn take_heredoc_text(&mut self, text: &[u8]) -> usize {
+        if self.node != Node::HereText {
+            return 0;
+        }
+        let taken = text.len().min(self.count.saturating_sub(1) as usize);
+        if taken > 0 {
+            self.count -= taken as u64;
+            self.consumed += taken as u64;
+            if text[taken - 1] == b'\n' {
+                self.node = Node::HereLine;
+            }
+        }
+        taken
+    }
+
+    /// Whether the machine is inside an inline value or a heredoc body, where the parser takes
+    /// bytes with [`take_inline`](Self::take_inline), [`take_heredoc_text`](Self::take_heredoc_text) and
+    /// [`step`](Self::step) instead of the header paths.
+    #[inline]
+    pub(super) fn in_value(&self) -> bool {
+        self.node >= Node::InlineValue
+    }
+
+    /// Whether the machine is inside a heredoc content line.
+    #[inline]
+    pub(super) fn in_heredoc_text(&self) -> bool {
+        self.node == Node::HereText
     }
 
     /// Steps the current header line through `bytes` until a byte ends it or `bytes` runs out;
@@ -585,6 +884,10 @@ impl CtlMachine {
             kind,
         };
         self.error = Some(error);
+        // The frontier stays where it was: a dead machine's pending bytes are its line's, so
+        // the line is set to what was pending (an inline value's line was confirmed, a heredoc
+        // line's held bytes were not).
+        self.budget = self.limits.max_line - self.pending();
         self.node = Node::Dead;
         error
     }
@@ -674,9 +977,11 @@ mod tests {
 
     #[test]
     fn machine_is_small_and_copy() {
-        // A decoder clones this along a token trie: keep it a few words.
+        // A decoder clones this along a token trie: keep it a few words. 56 bytes for strict
+        // CTL; the heredoc tag (`MAX_TAG` bytes, its length and the held count) and the mode
+        // bring it to 80 (`docs/ctl.md`).
         eprintln!("CtlMachine: {} bytes", std::mem::size_of::<CtlMachine>());
-        assert!(std::mem::size_of::<CtlMachine>() <= 64);
+        assert!(std::mem::size_of::<CtlMachine>() <= 80);
     }
 
     #[test]
@@ -725,6 +1030,7 @@ pub struct CtlKey {
     budget: u32,
     count: u64,
     digit_room: u8,
+    tag: Tag,
 }
 
 impl crate::recognizer::Recognizer for CtlMachine {
@@ -749,7 +1055,10 @@ impl crate::recognizer::Recognizer for CtlMachine {
         let beyond = horizon.saturating_add(1);
         let count = match self.node {
             // Every later digit and the body's length depend on the value so far.
-            Node::Size | Node::SizeStart | Node::SizeZero => self.count,
+            Node::Size | Node::SizeStart | Node::SizeZero | Node::ValueStart => self.count,
+            // A heredoc's room: a string of `horizon` bytes after `MAX_TAG` held bytes needs
+            // at most `horizon + MAX_TAG + 1`.
+            Node::HereLine | Node::HereText => self.count.min(beyond as u64 + MAX_TAG as u64 + 1),
             _ => self.count.min(beyond as u64),
         };
         CtlKey {
@@ -757,6 +1066,7 @@ impl crate::recognizer::Recognizer for CtlMachine {
             budget: self.budget.min(beyond),
             count,
             digit_room: self.digit_room,
+            tag: self.tag,
         }
     }
 }

@@ -6,13 +6,23 @@
 //! are read straight from the chunk; any other line is stepped ([`CtlMachine::step_line`]), and
 //! only its part in earlier chunks is kept in the line buffer. A one-byte push, what a decoder
 //! sends, goes straight through [`CtlMachine::step`].
+//!
+//! Extended CTL's values are taken in runs too: an inline value up to its LF (`memchr`, within
+//! the line's budget), a heredoc body up to the next line that may be its tag line, found with
+//! a substring search for LF `TAG` LF (`memmem`, its searcher kept for the next heredoc with
+//! the same tag; the last line of a chunk is stepped when it may be the start of the tag
+//! line). The bytes a body line start holds back as a possible tag line are the tag's own
+//! bytes, so when the line departs from the tag they are emitted from the machine's copy of the
+//! tag: nothing of a body is buffered.
+
+use memchr::memmem::Finder;
 
 use crate::byteset::ByteSet;
 use crate::contract::{Outcome, Owed, ParseError, PushParser, Unclosed, Verdict};
 use crate::event::{Event, Value};
 
 use super::machine::{Construct, CtlMachine, Step};
-use super::{CtlErrorKind, Limits, Token};
+use super::{CtlErrorKind, CtlMode, Limits, Token, MAX_TAG};
 
 /// A confirmed piece of a CTL stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,12 +34,14 @@ pub enum CtlEvent<'a> {
         /// The tool's name.
         name: Token<'a>,
     },
-    /// An `arg` header, confirmed at its LF.
+    /// An `arg` header, confirmed at its LF (an inline one with its value's first byte, or at
+    /// its LF when the value is empty).
     ArgStart {
         /// The argument's key.
         key: Token<'a>,
-        /// Its length in bytes.
-        len: u64,
+        /// Its length in bytes, when the header announces it (the counted form); `None` for an
+        /// inline or heredoc value (extended CTL), whose length is known only at `ArgEnd`.
+        len: Option<u64>,
     },
     /// Body bytes of the current argument, as they arrive.
     ArgData(&'a [u8]),
@@ -69,14 +81,16 @@ impl Event for CtlEvent<'_> {
             }
             CtlEvent::ArgStart { key, len } => {
                 visit("key", Value::Str(key.as_str()));
-                visit("len", Value::U64(len));
+                if let Some(len) = len {
+                    visit("len", Value::U64(len));
+                }
             }
             CtlEvent::ArgData(_) | CtlEvent::ArgEnd | CtlEvent::CallEnd => {}
         }
     }
 }
 
-/// The strict CTL push parser.
+/// The CTL push parser, strict or extended.
 #[derive(Clone, Debug, Default)]
 pub struct CtlParser {
     machine: CtlMachine,
@@ -84,6 +98,9 @@ pub struct CtlParser {
     line: Vec<u8>,
     /// Where the open call and body began, for an incomplete verdict.
     opened: Opened,
+    /// The searcher for LF `TAG` LF of the last heredoc fed in runs (built on its first run,
+    /// kept while the tag is the same: one allocation per new tag, none per byte).
+    tag_line: Option<Finder<'static>>,
 }
 
 /// Where the constructs that outlive a line began: recorded as their header line's events are
@@ -92,18 +109,29 @@ pub struct CtlParser {
 struct Opened {
     /// The current call's `call` line.
     frame_at: u64,
-    /// The current argument's first body byte.
+    /// The current argument's first body or value byte.
     body_at: u64,
 }
 
 impl CtlParser {
-    /// A parser with the given limits.
+    /// A strict CTL parser with the given limits.
     pub fn new(limits: Limits) -> CtlParser {
+        CtlParser::with_mode(limits, CtlMode::Strict)
+    }
+
+    /// A parser of `mode` with the given limits.
+    pub fn with_mode(limits: Limits, mode: CtlMode) -> CtlParser {
         CtlParser {
-            machine: CtlMachine::new(limits),
+            machine: CtlMachine::with_mode(limits, mode),
             line: Vec::new(),
             opened: Opened::default(),
+            tag_line: None,
         }
+    }
+
+    /// The mode this parser reads.
+    pub fn mode(&self) -> CtlMode {
+        self.machine.mode()
     }
 
     /// The recogniser inside, for callers that only need `allowed()` (a decoder's mask).
@@ -125,9 +153,90 @@ impl CtlParser {
         match self.machine.step(byte)? {
             Step::Header => self.line.push(byte),
             Step::Body { last } => emit_body(chunk, last, on_event),
+            step @ (Step::Text { .. } | Step::Held | Step::ValueEnd { announce: false }) => {
+                self.value_step(step, chunk, on_event)
+            }
             step => self.stepped_line(chunk, step, on_event),
         }
         Ok(())
+    }
+
+    /// Emits what a step inside an inline value or a heredoc body confirmed; `byte` is the
+    /// byte stepped, as a slice of the chunk.
+    fn value_step<F>(&self, step: Step, byte: &[u8], on_event: &mut F)
+    where
+        F: for<'e> FnMut(CtlEvent<'e>),
+    {
+        match step {
+            Step::Text { held } => {
+                if held > 0 {
+                    let tag = self.machine.tag().as_bytes();
+                    on_event(CtlEvent::ArgData(&tag[..(held as usize).min(tag.len())]));
+                }
+                on_event(CtlEvent::ArgData(byte));
+            }
+            Step::ValueEnd { .. } => on_event(CtlEvent::ArgEnd),
+            _ => {}
+        }
+    }
+
+    /// Takes bytes at the start of `rest` inside an inline value or a heredoc body (extended
+    /// CTL): a run at once where it can, else one byte through the step. Returns how many.
+    fn push_value<F>(
+        &mut self,
+        rest: &[u8],
+        on_event: &mut F,
+    ) -> Result<usize, ParseError<CtlErrorKind>>
+    where
+        F: for<'e> FnMut(CtlEvent<'e>),
+    {
+        if self.machine.in_heredoc_text() {
+            let text = self.heredoc_text(rest);
+            let taken = self.machine.take_heredoc_text(&rest[..text]);
+            if taken > 0 {
+                on_event(CtlEvent::ArgData(&rest[..taken]));
+                return Ok(taken);
+            }
+        } else {
+            let (taken, ended) = self.machine.take_inline(rest);
+            if taken > 0 {
+                on_event(CtlEvent::ArgData(&rest[..taken]));
+            }
+            if ended {
+                on_event(CtlEvent::ArgEnd);
+                return Ok(taken + 1);
+            }
+            if taken > 0 {
+                return Ok(taken);
+            }
+        }
+        // A heredoc line start (a few bytes: the tag line, or until the line departs from
+        // it), or a byte the runs leave to the step to take or refuse.
+        let step = self.machine.step(rest[0])?;
+        self.value_step(step, &rest[..1], on_event);
+        Ok(1)
+    }
+
+    /// How many bytes at the start of `rest`, inside a heredoc content line, are content for
+    /// certain: up to the LF before the first line that is the tag line, or else up to the
+    /// chunk's last line when it may be the start of the tag line (that line is stepped).
+    fn heredoc_text(&mut self, rest: &[u8]) -> usize {
+        let tag = self.machine.tag().as_bytes();
+        let mut needle = [b'\n'; MAX_TAG + 2];
+        needle[1..=tag.len()].copy_from_slice(tag);
+        let needle = &needle[..tag.len() + 2];
+        let tail = rest.len().saturating_sub(tag.len() + 1);
+        let finder = match &self.tag_line {
+            Some(finder) if finder.needle() == needle => finder,
+            _ => self.tag_line.insert(Finder::new(needle).into_owned()),
+        };
+        match finder.find(rest) {
+            Some(lf) => lf + 1,
+            None => match memchr::memrchr(b'\n', &rest[tail..]) {
+                Some(lf) => tail + lf + 1,
+                None => rest.len(),
+            },
+        }
     }
 
     /// Emits the events of a header line that was stepped to its end; `tail` is its part in
@@ -164,6 +273,9 @@ impl CtlParser {
         let name = construct.as_str();
         Some(match construct {
             Construct::Frame => Unclosed::at(name, self.opened.frame_at),
+            Construct::InlineValue | Construct::HeredocBody => {
+                Unclosed::at(name, self.opened.body_at)
+            }
             Construct::ArgBody => Unclosed {
                 construct: name,
                 began_at: self.opened.body_at,
@@ -218,7 +330,7 @@ fn emit_line<F>(
         Step::ArgLine { len } => {
             on_event(CtlEvent::ArgStart {
                 key: token(4..separator),
-                len,
+                len: Some(len),
             });
             if len == 0 {
                 on_event(CtlEvent::ArgEnd);
@@ -226,8 +338,35 @@ fn emit_line<F>(
                 opened.body_at = end;
             }
         }
+        Step::HeredocLine => {
+            on_event(CtlEvent::ArgStart {
+                key: token(4..separator),
+                len: None,
+            });
+            opened.body_at = end;
+        }
+        // The inline value's first byte ends the line so far.
+        Step::ValueStart => {
+            on_event(CtlEvent::ArgStart {
+                key: token(4..separator),
+                len: None,
+            });
+            opened.body_at = end - 1;
+            on_event(CtlEvent::ArgData(line.get(lf..).unwrap_or_default()));
+        }
+        Step::ValueEnd { announce: true } => {
+            on_event(CtlEvent::ArgStart {
+                key: token(4..separator),
+                len: None,
+            });
+            on_event(CtlEvent::ArgEnd);
+        }
         Step::CallEnd => on_event(CtlEvent::CallEnd),
-        Step::Header | Step::Body { .. } => {}
+        Step::Header
+        | Step::Body { .. }
+        | Step::Text { .. }
+        | Step::Held
+        | Step::ValueEnd { announce: false } => {}
     }
 }
 
@@ -259,6 +398,10 @@ impl PushParser for CtlParser {
             if taken > 0 {
                 emit_body(&rest[..taken as usize], last, on_event);
                 at += taken as usize;
+                continue;
+            }
+            if self.machine.in_value() {
+                at += self.push_value(rest, on_event)?;
                 continue;
             }
             // A line that starts here: whole at once when it is all here.
@@ -312,7 +455,7 @@ impl PushParser for CtlParser {
     }
 
     fn confirmed(&self) -> u64 {
-        self.machine.consumed() - self.machine.line_len() as u64
+        self.machine.consumed() - self.machine.pending() as u64
     }
 
     fn error(&self) -> Option<ParseError<CtlErrorKind>> {

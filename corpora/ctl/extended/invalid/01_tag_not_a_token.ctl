@@ -1,0 +1,8 @@
+call c1 read_file
+arg path = src/lib.rs
+end
+call c2 w
+arg content <<E/F
+x
+E/F
+end

@@ -1,0 +1,6 @@
+call c1 read_file
+arg path = src/lib.rs
+end
+call c2 w
+arg path =src/a.rs
+end
