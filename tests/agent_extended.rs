@@ -135,7 +135,7 @@ fn a_session_file_declares_its_mode_once_before_its_turns() {
         ),
         (
             r#"{"ctl_mode":"loose"}"#.to_owned(),
-            "line 1: ctl_mode \"loose\" is not strict or extended",
+            "line 1: ctl_mode: unknown mode \"loose\" for ctl (modes: strict, extended)",
         ),
     ];
     for (text, error) in bad {

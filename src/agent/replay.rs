@@ -20,7 +20,7 @@ use base64::Engine;
 use serde::Deserialize;
 
 use super::model::{Finish, Flow, ModelError, ModelSource, Request};
-use crate::language::{CtlMode, Language, ParserSpec};
+use crate::language::CtlMode;
 
 /// One recorded turn.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,10 +80,7 @@ pub fn parse_session(text: &str) -> Result<Session, String> {
                     "ctl_mode goes on a line of its own, before the first turn".into(),
                 ));
             }
-            ctl_mode = Some(match ParserSpec::new(Language::Ctl, Some(name)) {
-                Ok(ParserSpec::Ctl { mode, .. }) => mode,
-                _ => return Err(at(format!("ctl_mode {name:?} is not strict or extended"))),
-            });
+            ctl_mode = Some(CtlMode::from_name(name).map_err(|e| at(format!("ctl_mode: {e}")))?);
             continue;
         }
         if let Some(error) = parsed.error {

@@ -21,7 +21,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
 use frontier::ctl::{write_call, Limits, ToolCall};
-use frontier::language::{CtlMode, Language, ParserSpec};
+use frontier::language::CtlMode;
 
 use super::{bounds, display, input};
 
@@ -47,12 +47,9 @@ pub struct Args {
     file: OsString,
 }
 
-/// A CTL mode by name (`strict`, `extended`), through the library's one table of modes.
+/// A CTL mode by name (`strict`, `extended`), for clap (also `run --ctl-mode`).
 pub fn parse_ctl_mode(name: &str) -> Result<CtlMode, String> {
-    match ParserSpec::new(Language::Ctl, Some(name)).map_err(|e| e.to_string())? {
-        ParserSpec::Ctl { mode, .. } => Ok(mode),
-        _ => Err(format!("{name:?} is not a CTL mode")),
-    }
+    CtlMode::from_name(name).map_err(|e| e.to_string())
 }
 
 /// One input line.
