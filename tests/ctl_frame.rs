@@ -132,7 +132,9 @@ proptest! {
         let limits = Limits::default();
         let form = arg_form(key.as_bytes(), &value, CtlMode::Extended, limits);
         let has_lf = value.contains(&b'\n');
-        let fits_inline = 4 + key.len() + 3 + value.len() + 1 <= limits.max_line as usize;
+        // `arg KEY = VALUE` LF within max_line.
+        let inline_line = "arg ".len() + key.len() + " = ".len() + value.len() + "\n".len();
+        let fits_inline = inline_line <= limits.max_line as usize;
         match form {
             ArgForm::Inline => prop_assert!(!has_lf && fits_inline),
             ArgForm::Heredoc(tag) => {
