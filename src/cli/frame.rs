@@ -158,8 +158,10 @@ struct Framer<W: Write> {
     mode: CtlMode,
     limits: Limits,
     out: W,
-    /// The part of the current line in earlier reads (at most [`MAX_INPUT_LINE`] bytes).
+    /// The part of the current line in earlier reads (at most `max_input_line` bytes).
     line: Vec<u8>,
+    /// The longest line held: [`MAX_INPUT_LINE`].
+    max_input_line: usize,
     /// Lines seen so far (the current one included once its LF or the end arrives).
     number: u64,
     /// The current call's CTL, reused from call to call.
@@ -191,22 +193,29 @@ impl<W: Write> Framer<W> {
 
     /// Keeps the start of a line that continues in the next read, within the bound.
     fn hold(&mut self, part: &[u8]) -> bool {
-        if self.line.len() + part.len() > MAX_INPUT_LINE {
+        self.within_bound(part) && {
+            self.line.extend_from_slice(part);
+            true
+        }
+    }
+
+    /// Whether the current line with `part` added stays within the bound; if not, the stop.
+    fn within_bound(&mut self, part: &[u8]) -> bool {
+        if self.line.len() + part.len() > self.max_input_line {
             self.stop = Some(Stop::Line(LineError {
                 line: self.number + 1,
                 kind: "input_line_too_long",
-                detail: format!("a line is longer than {MAX_INPUT_LINE} bytes"),
+                detail: format!("a line is longer than {} bytes", self.max_input_line),
             }));
             return false;
         }
-        self.line.extend_from_slice(part);
         true
     }
 
     /// A line ends with `last` (what of it is in this read).
     fn line_ends(&mut self, last: &[u8]) -> bool {
         if self.line.is_empty() {
-            return self.frame(last);
+            return self.within_bound(last) && self.frame(last);
         }
         if !self.hold(last) {
             return false;
@@ -245,21 +254,30 @@ impl<W: Write> Framer<W> {
     }
 }
 
+impl<W: Write> Framer<W> {
+    fn new(mode: CtlMode, limits: Limits, out: W, max_input_line: usize) -> Framer<W> {
+        Framer {
+            mode,
+            limits,
+            out,
+            line: Vec::new(),
+            max_input_line,
+            number: 0,
+            framed: Vec::new(),
+            stop: None,
+        }
+    }
+}
+
 pub fn run(args: Args) -> Result<i32, String> {
     let name = display::path(&args.file);
     let stdout = std::io::stdout();
-    let mut framer = Framer {
-        mode: args.mode,
-        limits: Limits {
-            max_line: args.max_line,
-            max_arg: args.max_arg,
-        },
-        out: BufWriter::new(stdout.lock()),
-        line: Vec::new(),
-        number: 0,
-        framed: Vec::new(),
-        stop: None,
+    let limits = Limits {
+        max_line: args.max_line,
+        max_arg: args.max_arg,
     };
+    let out = BufWriter::new(stdout.lock());
+    let mut framer = Framer::new(args.mode, limits, out, MAX_INPUT_LINE);
     input::for_each_piece(&args.file, None, |piece| framer.take(piece))
         .map_err(|e| format!("{name}: {e}"))?;
     framer.end();
@@ -279,5 +297,64 @@ pub fn run(args: Args) -> Result<i32, String> {
             );
             Ok(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CALL: &[u8] = br#"{"id":"c1","name":"t","args":{"k":"v"}}"#;
+
+    fn framer(max_input_line: usize) -> Framer<Vec<u8>> {
+        Framer::new(
+            CtlMode::Extended,
+            Limits::default(),
+            Vec::new(),
+            max_input_line,
+        )
+    }
+
+    #[test]
+    fn lines_split_across_reads_frame_as_whole_lines() {
+        let mut input = [CALL, b"\n", CALL].concat();
+        input.extend_from_slice(b"\n\n");
+        for cut in 0..input.len() {
+            let mut f = framer(CALL.len());
+            assert!(
+                f.take(&input[..cut]) && f.take(&input[cut..]),
+                "cut at {cut}"
+            );
+            f.end();
+            assert!(f.stop.is_none());
+            assert_eq!(
+                f.out,
+                b"call c1 t\narg k = v\nend\n".repeat(2),
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_line_over_the_bound_stops_before_more_of_it_is_held() {
+        let input = [CALL, b"\n", CALL, b"\n"].concat();
+        let mut f = framer(CALL.len() - 1);
+        assert!(!f.take(&input));
+        match &f.stop {
+            Some(Stop::Line(e)) => {
+                assert_eq!((e.line, e.kind), (1, "input_line_too_long"));
+                assert_eq!(
+                    e.detail,
+                    format!("a line is longer than {} bytes", CALL.len() - 1)
+                );
+            }
+            _ => panic!("no stop"),
+        }
+        assert!(f.out.is_empty());
+        // Across reads: the bound is checked as the line's pieces arrive.
+        let mut f = framer(CALL.len() - 1);
+        assert!(f.take(&CALL[..10]));
+        assert!(!f.take(&CALL[10..]));
+        assert!(f.line.len() <= CALL.len() - 1);
     }
 }
