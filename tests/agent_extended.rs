@@ -188,3 +188,26 @@ fn run_takes_the_replays_mode_unless_told_otherwise() {
     let (code, _) = run_binary("fix_greeting.jsonl", &["--ctl-mode", "loose"]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn an_output_holding_every_tag_as_a_line_comes_back_counted() {
+    let lines: String = (0..frontier::ctl::TAG_CANDIDATES)
+        .map(|n| match n {
+            0 => "EOF\n".to_owned(),
+            n => format!("EOF{n}\n"),
+        })
+        .collect();
+    let calls = format!(
+        "call c1 write_file\narg path = tags.txt\narg content <<X\n{lines}X\nend\n\
+         call c2 read_file\narg path = tags.txt\nend\n"
+    );
+    let mut model = Recording::new(&[(&calls, Finish::ToolCalls), ("", Finish::Stop)]);
+    let run = run_with(&mut model, |c| c.ctl_mode = CtlMode::Extended);
+    assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+    let results = &model.requests[1].last().unwrap().content;
+    let expected = format!(
+        "result c1 ok = wrote {n} bytes\nresult c2 ok {n}\n{lines}\n",
+        n = lines.len()
+    );
+    assert_eq!(results, &expected);
+}
