@@ -1,16 +1,19 @@
-//! The system prompt teaches what the loop accepts: its CTL example parses, and names only
-//! real tools with exactly their argument keys.
+//! The system prompts teach what the loop accepts: each one's CTL example parses in its mode,
+//! and names only real tools with exactly their argument keys.
 
-use frontier::agent::runner::SYSTEM_PROMPT;
+use frontier::agent::runner::{system_prompt, EXTENDED_SYSTEM_PROMPT, SYSTEM_PROMPT};
 use frontier::agent::tools::Tool;
 use frontier::contract::{PushParser, Verdict};
-use frontier::ctl::{CallAssembler, CtlParser};
+use frontier::ctl::{CallAssembler, CtlParser, Limits};
+use frontier::language::CtlMode;
 
-/// The fenced blocks of the prompt that hold CTL frames.
-fn ctl_examples() -> Vec<String> {
+const MODES: [CtlMode; 2] = [CtlMode::Strict, CtlMode::Extended];
+
+/// The fenced blocks of a prompt that hold CTL frames.
+fn ctl_examples(prompt: &str) -> Vec<String> {
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
-    for line in SYSTEM_PROMPT.lines() {
+    for line in prompt.lines() {
         if line.starts_with("```") {
             match current.take() {
                 Some(block) => blocks.push(block),
@@ -29,10 +32,16 @@ fn ctl_examples() -> Vec<String> {
 
 #[test]
 fn the_prompts_example_is_valid_ctl_for_real_tools() {
-    let examples = ctl_examples();
+    for mode in MODES {
+        check_examples(system_prompt(mode), mode);
+    }
+}
+
+fn check_examples(prompt: &str, mode: CtlMode) {
+    let examples = ctl_examples(prompt);
     assert!(!examples.is_empty(), "the prompt has no CTL example");
     for example in examples {
-        let mut parser = CtlParser::default();
+        let mut parser = CtlParser::with_mode(Limits::default(), mode);
         let mut assembler = CallAssembler::default();
         let mut calls = Vec::new();
         parser
@@ -56,9 +65,34 @@ fn the_prompts_example_is_valid_ctl_for_real_tools() {
 
 #[test]
 fn the_prompt_names_every_tool_with_its_keys() {
-    for tool in Tool::ALL {
-        let keys: Vec<String> = tool.keys().iter().map(|k| format!("`{k}`")).collect();
-        let row = format!("| `{}` | {} |", tool.name(), keys.join(", "));
-        assert!(SYSTEM_PROMPT.contains(&row), "missing row {row}");
+    for mode in MODES {
+        for tool in Tool::ALL {
+            let keys: Vec<String> = tool.keys().iter().map(|k| format!("`{k}`")).collect();
+            let row = format!("| `{}` | {} |", tool.name(), keys.join(", "));
+            assert!(
+                system_prompt(mode).contains(&row),
+                "{mode:?}: missing row {row}"
+            );
+        }
     }
+}
+
+#[test]
+fn the_extended_prompt_shows_the_forms_that_need_no_count_and_strict_does_not() {
+    let example = ctl_examples(EXTENDED_SYSTEM_PROMPT).concat();
+    assert!(example.contains("\narg path = "), "{example}");
+    assert!(
+        example.contains(" <<EOF\n") && example.contains("\nEOF\nend\n"),
+        "{example}"
+    );
+    // The strict example is not extended CTL in disguise: it parses in strict mode only
+    // because it has no inline or heredoc argument.
+    let strict = ctl_examples(SYSTEM_PROMPT).concat();
+    assert!(
+        !strict.contains(" = ") && !strict.contains("<<"),
+        "{strict}"
+    );
+    // The extended example is not strict CTL.
+    let mut parser = CtlParser::default();
+    assert!(parser.push(example.as_bytes(), &mut |_| {}).is_err());
 }

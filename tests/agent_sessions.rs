@@ -5,11 +5,12 @@ mod agent_support;
 
 use std::collections::BTreeMap;
 
-use agent_support::{replay, run_with, sessions, RunResult};
-use frontier::agent::replay::Turn;
-use frontier::agent::{EndStatus, Finish, Flow, ModelError, ModelSource, Request, Toolset};
+use agent_support::{replay_session, run_with, sessions, RunResult};
+use frontier::agent::replay::{Session, Turn};
+use frontier::agent::{EndStatus, Finish, Flow, ModelError, ModelSource, Request};
 use frontier::contract::PushParser;
-use frontier::ctl::{CtlEvent, CtlParser};
+use frontier::ctl::{CtlEvent, CtlParser, Limits};
+use frontier::language::CtlMode;
 
 /// Replays `turns` but cuts the stream after `cut` bytes of output: the turn that would need
 /// byte `cut` delivers what comes before it and then the connection drops.
@@ -68,10 +69,11 @@ fn total_bytes(turns: &[Turn]) -> usize {
 /// The oracle: each call's id and the offset (in the concatenated output) just after its `end`
 /// line. Restates the stream rule independently of the loop: a fresh parser per stream, the
 /// same parser across a `length` finish, nothing after an error in the turn it broke, a fresh
-/// parser for the turn after it.
-fn call_ends(turns: &[Turn]) -> Vec<(String, usize)> {
+/// parser for the turn after it, in the session's mode.
+fn call_ends(turns: &[Turn], mode: CtlMode) -> Vec<(String, usize)> {
+    let fresh = || CtlParser::with_mode(Limits::default(), mode);
     let mut ends = Vec::new();
-    let mut parser = CtlParser::default();
+    let mut parser = fresh();
     let mut start = 0;
     let mut id = String::new();
     for turn in turns {
@@ -96,39 +98,39 @@ fn call_ends(turns: &[Turn]) -> Vec<(String, usize)> {
         }
         start += bytes.len();
         if broken || *finish != Finish::Length {
-            parser = CtlParser::default();
+            parser = fresh();
         }
     }
     ends
 }
 
-fn run_cut(turns: &[Turn], cut: usize) -> RunResult {
+fn run_cut(session: &Session, cut: usize) -> RunResult {
     let mut source = CutSource {
-        turns: turns.iter().cloned().collect(),
+        turns: session.turns.iter().cloned().collect(),
         at: 0,
         cut,
     };
-    run_with(&mut source, |_| {})
+    run_with(&mut source, |c| c.ctl_mode = session.ctl_mode)
 }
 
 #[test]
 fn every_cut_point_runs_exactly_the_calls_complete_before_it() {
-    for (name, turns) in sessions() {
-        let total = total_bytes(&turns);
-        let ends = call_ends(&turns);
-        let full = run_cut(&turns, usize::MAX);
+    for (name, session) in sessions() {
+        let total = total_bytes(&session.turns);
+        let ends = call_ends(&session.turns, session.ctl_mode);
+        let full = run_cut(&session, usize::MAX);
         assert_eq!(
             full.ids("tool_call"),
             ends.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>(),
             "{name}: the oracle and the loop disagree on the calls"
         );
         // The workspace after exactly k complete calls, for every k.
-        let mut boundary: Vec<BTreeMap<String, Vec<u8>>> = vec![run_cut(&turns, 0).files];
+        let mut boundary: Vec<BTreeMap<String, Vec<u8>>> = vec![run_cut(&session, 0).files];
         for (_, end) in &ends {
-            boundary.push(run_cut(&turns, *end).files);
+            boundary.push(run_cut(&session, *end).files);
         }
         for cut in 0..=total {
-            let run = run_cut(&turns, cut);
+            let run = run_cut(&session, cut);
             let complete: Vec<String> = ends
                 .iter()
                 .filter(|(_, end)| *end <= cut)
@@ -174,10 +176,10 @@ fn every_cut_point_runs_exactly_the_calls_complete_before_it() {
 
 #[test]
 fn chunking_does_not_change_the_transcript() {
-    for (name, turns) in sessions() {
-        let whole = replay(&name, &turns, usize::MAX, Toolset::Interactive);
+    for (name, session) in sessions() {
+        let whole = replay_session(&name, &session, usize::MAX);
         for chunk in [1, 3] {
-            let run = replay(&name, &turns, chunk, Toolset::Interactive);
+            let run = replay_session(&name, &session, chunk);
             assert_eq!(run.transcript, whole.transcript, "{name}: chunk {chunk}");
             assert_eq!(run.status, whole.status);
             assert_eq!(run.files, whole.files);
@@ -187,8 +189,8 @@ fn chunking_does_not_change_the_transcript() {
 
 #[test]
 fn session_transcripts() {
-    for (name, turns) in sessions() {
-        let run = replay(&name, &turns, usize::MAX, Toolset::Interactive);
+    for (name, session) in sessions() {
+        let run = replay_session(&name, &session, usize::MAX);
         let mut text = format!(
             "status: {} (exit {})\n",
             run.status.name(),
@@ -206,11 +208,8 @@ fn session_transcripts() {
 
 #[test]
 fn fix_greeting_runs_end_to_end() {
-    let (name, turns) = sessions()
-        .into_iter()
-        .find(|(n, _)| n == "fix_greeting")
-        .unwrap();
-    let run = replay(&name, &turns, 1, Toolset::Interactive);
+    let (name, session) = shipped("fix_greeting");
+    let run = replay_session(&name, &session, 1);
     assert_eq!(run.status, EndStatus::Done);
     assert_eq!(
         run.files["greet.sh"],
@@ -222,12 +221,77 @@ fn fix_greeting_runs_end_to_end() {
     let c7: Vec<_> = run.records.iter().filter(|r| r["id"] == "c7").collect();
     assert_eq!(c7.len(), 2);
     assert_eq!(c7[0]["turn"], 3);
-    let reasons: Vec<_> = run
-        .of_type("transition")
+    assert_eq!(
+        reasons(&run),
+        ["next_turn", "escalate_output_limit", "next_turn"]
+    );
+}
+
+fn shipped(name: &str) -> (String, Session) {
+    sessions().into_iter().find(|(n, _)| n == name).unwrap()
+}
+
+fn reasons(run: &RunResult) -> Vec<String> {
+    run.of_type("transition")
         .iter()
         .map(|r| r["reason"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_extended_session_runs_end_to_end_without_a_count_but_one() {
+    let (name, session) = shipped("extended");
+    assert_eq!(session.ctl_mode, CtlMode::Extended);
+    let run = replay_session(&name, &session, 1);
+    assert_eq!(run.status, EndStatus::Done);
+    assert_eq!(run.files["sum.sh"], b"echo \"$1 + $2 = $(($1 + $2))\"\n");
+    // The heredoc tagged EOF1 holds the lines `EOF` and `end` as content.
+    let notes = String::from_utf8(run.files["NOTES.md"].clone()).unwrap();
+    assert!(notes.ends_with("tag EOF1:\nEOF\nend\n"), "{notes}");
+    // The counted argument: two lines, no final newline.
+    assert_eq!(run.files["pair.txt"], b"x=1\ny=2");
+    let outputs: Vec<_> = run
+        .of_type("tool_result")
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap().to_owned(), r["output"].clone()))
         .collect();
-    assert_eq!(reasons, ["next_turn", "escalate_output_limit", "next_turn"]);
+    assert_eq!(outputs[2], ("c3".into(), "2 + 3 = -1\n".into()));
+    assert_eq!(outputs[4], ("c5".into(), "2 + 3 = 5\n".into()));
+    // The rewrite cut twice (in its body, then inside its tag line) ran once, in turn 4.
+    let c4: Vec<_> = run.records.iter().filter(|r| r["id"] == "c4").collect();
+    assert_eq!(c4.len(), 2);
+    assert_eq!(c4[0]["turn"], 4);
+    assert_eq!(
+        reasons(&run),
+        [
+            "next_turn",
+            "escalate_output_limit",
+            "resume_nudge",
+            "next_turn"
+        ]
+    );
+}
+
+#[test]
+fn an_unclosed_heredoc_never_runs_nor_does_what_it_swallowed() {
+    let (name, session) = shipped("extended_unclosed");
+    let run = replay_session(&name, &session, 1);
+    assert_eq!(run.status, EndStatus::StreamIncomplete);
+    assert_eq!(run.ids("tool_call"), ["c1"]);
+    assert_eq!(run.ids("tool_result"), ["c1"]);
+    assert_eq!(run.files.keys().collect::<Vec<_>>(), ["kept.txt"]);
+    assert_eq!(run.of_type("stream_incomplete")[0]["call"], "c2");
+}
+
+#[test]
+fn an_extended_session_read_as_strict_ctl_breaks_at_its_first_inline_argument() {
+    let (name, mut session) = shipped("extended");
+    session.ctl_mode = CtlMode::Strict;
+    let run = replay_session(&name, &session, 1);
+    let error = &run.of_type("stream_error")[0];
+    assert_eq!(error["offset"], "call c1 write_file\narg path ".len());
+    assert_eq!(error["byte"], b'=');
+    assert!(run.ids("tool_call").is_empty());
 }
 
 /// Replays turns split at the given points (taken modulo each turn's length).
@@ -276,15 +340,16 @@ mod properties {
         /// Any chunking of any session, empty chunks included, gives the whole-turn transcript.
         #[test]
         fn random_chunkings_give_the_same_transcript(
-            session in 0usize..5,
+            session in 0usize..7,
             cuts in prop::collection::vec(0usize..4096, 0..40),
         ) {
             let all = sessions();
-            let (name, turns) = &all[session % all.len()];
+            let (name, session) = &all[session % all.len()];
+            let turns = &session.turns;
             let mut whole = SplitSource { turns: turns.iter().cloned().collect(), cuts: vec![] };
             let mut split = SplitSource { turns: turns.iter().cloned().collect(), cuts };
-            let a = run_with(&mut whole, |_| {});
-            let b = run_with(&mut split, |_| {});
+            let a = run_with(&mut whole, |c| c.ctl_mode = session.ctl_mode);
+            let b = run_with(&mut split, |c| c.ctl_mode = session.ctl_mode);
             prop_assert_eq!(&a.transcript, &b.transcript, "{}", name);
             prop_assert_eq!(a.files, b.files);
         }

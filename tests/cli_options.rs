@@ -53,6 +53,7 @@ const CHECK: &[&str] = &["check", "--lang", "ctl"];
 const EVENTS: &[&str] = &["events", "--lang", "ctl"];
 const TRACE: &[&str] = &["trace", "--lang", "ctl", "--summary"];
 const CALLS: &[&str] = &["calls"];
+const FRAME: &[&str] = &["frame", "--mode", "extended"];
 const APPLY: &[&str] = &["apply", "--lang", "udiff", "--root", "."];
 const RUN: &[&str] = &["run", "--model", "replay:turns.jsonl", "--root", "."];
 const STDIN: &[&str] = &["-"];
@@ -72,6 +73,8 @@ const CASES: &[Case] = &[
     case(CALLS, STDIN, "--max-arg", 0, 1 << 30),
     case(CALLS, STDIN, "--max-call-args", 1, 65536),
     case(CALLS, STDIN, "--max-call-bytes", 0, 1 << 30),
+    case(FRAME, STDIN, "--max-line", 9, 65536),
+    case(FRAME, STDIN, "--max-arg", 0, 1 << 30),
     case(APPLY, STDIN, "--chunk", 1, 65536),
     case(APPLY, STDIN, "-p", 0, 4096),
     case(APPLY, STDIN, "--fuzz", 0, 100),

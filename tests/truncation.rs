@@ -19,6 +19,19 @@ fn tally(report: &truncation::Report, name: &str) -> Tally {
         .tally
 }
 
+/// Calls complete before each cut, summed over every cut of every stream of a framing.
+fn intended(corpus: &[Framed], runtime: &str) -> u64 {
+    corpus
+        .iter()
+        .map(|f| {
+            let (bytes, ends) = f.stream_for(runtime);
+            (0..=bytes.len())
+                .map(|cut| ends.iter().filter(|&&e| e <= cut).count() as u64)
+                .sum::<u64>()
+        })
+        .sum()
+}
+
 #[test]
 fn ctl_never_executes_wrongly_nor_loses_a_call_and_json_does() {
     let corpus = shipped();
@@ -26,23 +39,25 @@ fn ctl_never_executes_wrongly_nor_loses_a_call_and_json_does() {
     assert!(corpus.iter().map(|f| f.calls.len()).sum::<usize>() >= 20);
     let report = truncation::run(&corpus, |_, _| {});
 
-    let ctl = tally(&report, "ctl");
-    let intended: u64 = corpus
-        .iter()
-        .map(|f| {
-            (0..=f.ctl.len())
-                .map(|cut| f.ctl_ends.iter().filter(|&&e| e <= cut).count() as u64)
-                .sum::<u64>()
-        })
-        .sum();
-    assert_eq!(
-        ctl.cut_points,
-        corpus.iter().map(|f| f.ctl.len() as u64 + 1).sum::<u64>()
-    );
-    assert_eq!(
-        (ctl.executed_ok, ctl.executed_wrong, ctl.lost),
-        (intended, 0, 0)
-    );
+    for (name, framing) in [
+        ("ctl", corpus.iter().map(|f| &f.ctl).collect::<Vec<_>>()),
+        (
+            "ctl_extended",
+            corpus.iter().map(|f| &f.ctl_extended).collect(),
+        ),
+    ] {
+        let ctl = tally(&report, name);
+        assert_eq!(
+            ctl.cut_points,
+            framing.iter().map(|s| s.len() as u64 + 1).sum::<u64>(),
+            "{name}"
+        );
+        assert_eq!(
+            (ctl.executed_ok, ctl.executed_wrong, ctl.lost),
+            (intended(&corpus, name), 0, 0),
+            "{name}"
+        );
+    }
 
     let healing = tally(&report, "json_healing");
     assert!(
@@ -94,8 +109,8 @@ fn the_cli_prints_the_stable_json_format() {
     assert_eq!(value["calls"], 26);
     let baselines = value["baselines"].as_object().unwrap();
     let names: Vec<&str> = baselines.keys().map(String::as_str).collect();
-    assert_eq!(names.len(), 4);
-    for name in ["ctl", "json_eof", "json_object", "json_healing"] {
+    assert_eq!(names, truncation::RUNTIMES);
+    for name in truncation::RUNTIMES {
         let keys: Vec<&str> = baselines[name]
             .as_object()
             .unwrap()
@@ -107,8 +122,10 @@ fn the_cli_prints_the_stable_json_format() {
             assert!(baselines[name][key].is_u64(), "{name}.{key}");
         }
     }
-    assert_eq!(value["baselines"]["ctl"]["executed_wrong"], 0);
-    assert_eq!(value["baselines"]["ctl"]["lost"], 0);
+    for name in ["ctl", "ctl_extended"] {
+        assert_eq!(value["baselines"][name]["executed_wrong"], 0, "{name}");
+        assert_eq!(value["baselines"][name]["lost"], 0, "{name}");
+    }
 }
 
 #[test]
@@ -116,8 +133,47 @@ fn the_svg_chart_has_a_line_pair_per_runtime() {
     let report = truncation::run(&shipped(), |_, _| {});
     let svg = truncation::svg::render(&report);
     assert!(svg.starts_with("<svg"));
-    assert_eq!(svg.matches("<polyline").count(), 8);
+    assert_eq!(
+        svg.matches("<polyline").count(),
+        2 * truncation::RUNTIMES.len()
+    );
     for name in truncation::RUNTIMES {
         assert!(svg.contains(&format!(">{name}</text>")));
     }
+}
+
+#[test]
+fn the_extended_framing_carries_the_same_calls_without_counting() {
+    use frontier::contract::PushParser;
+    use frontier::ctl::{CallAssembler, CtlParser, Limits};
+    use frontier::language::CtlMode;
+    use frontier::truncation::framing::Intent;
+
+    let corpus = shipped();
+    let mut inline = 0;
+    let mut heredoc = 0;
+    for framed in &corpus {
+        let text = String::from_utf8_lossy(&framed.ctl_extended);
+        inline += text.matches(" = ").count();
+        heredoc += text.matches(" <<EOF").count();
+        let mut parser = CtlParser::with_mode(Limits::default(), CtlMode::Extended);
+        let mut assembler = CallAssembler::default();
+        let mut calls = Vec::new();
+        parser
+            .push(&framed.ctl_extended, &mut |e| {
+                calls.extend(assembler.on_event(&e).unwrap().map(|c| Intent::from(&c)))
+            })
+            .unwrap();
+        assert_eq!(calls, framed.calls);
+        assert_eq!(framed.ctl_extended_ends.len(), framed.calls.len());
+        assert_eq!(
+            framed.ctl_extended_ends.last(),
+            Some(&framed.ctl_extended.len())
+        );
+    }
+    // The corpus exercises both forms that need no count.
+    assert!(
+        inline > 10 && heredoc > 3,
+        "{inline} inline, {heredoc} heredoc"
+    );
 }

@@ -111,3 +111,84 @@ write("apply_patch.jsonl", [
          + call("c6", "read_file", ("path", "greet.py")), "tool_calls"),
     turn(b"", "stop"),
 ])
+
+# Extended CTL: what a model writes without counting. The turns are typed as the model would
+# type them (no byte counts anywhere but in the one counted argument), and the file's first
+# line declares the mode.
+EXTENDED = json.dumps({"ctl_mode": "extended"})
+
+
+def text_turn(output, finish):
+    return json.dumps({"output": output, "finish": finish})
+
+
+# A small repair in extended CTL: inline and heredoc arguments (one value holds a line `EOF`,
+# so its heredoc takes the tag `EOF1`), the rewrite cut twice by the output limit (in its body,
+# then in the middle of its closing tag line) and completed by the third turn, and the one
+# argument that needs a count: a value of two lines without a final newline.
+rewrite = """call c4 write_file
+arg path = sum.sh
+arg content <<EOF
+echo "$1 + $2 = $(($1 + $2))"
+EOF
+end
+"""
+first_cut = rewrite.index("$(($1") + 3
+second_cut = rewrite.rindex("EOF") + 2
+write("extended.jsonl", [
+    EXTENDED,
+    text_turn("""call c1 write_file
+arg path = sum.sh
+arg content <<EOF
+echo "$1 + $2 = $(($1 - $2))"
+EOF
+end
+call c2 write_file
+arg path = NOTES.md
+arg content <<EOF1
+A heredoc ends at the first line that is exactly its tag, so this one
+quotes the line below under the tag EOF1:
+EOF
+end
+EOF1
+end
+call c3 shell
+arg command = sh sum.sh 2 3
+end
+""", "tool_calls"),
+    text_turn(rewrite[:first_cut], "length"),
+    text_turn(rewrite[first_cut:second_cut], "length"),
+    text_turn(rewrite[second_cut:] + """call c5 shell
+arg command = sh sum.sh 2 3
+end
+call c6 write_file
+arg path = pair.txt
+arg content 7
+x=1
+y=2end
+call c7 read_file
+arg path = NOTES.md
+end
+""", "tool_calls"),
+    text_turn("", "stop"),
+])
+
+# A heredoc that is never closed: the model forgot its `EOF` line, so its `end` line and the
+# next call are content of the heredoc. The call before it runs; the unclosed one and
+# everything after it never do (the stream ends inside a frame: stream_incomplete).
+write("extended_unclosed.jsonl", [
+    EXTENDED,
+    text_turn("""call c1 write_file
+arg path = kept.txt
+arg content = kept
+end
+call c2 write_file
+arg path = lost.txt
+arg content <<EOF
+this heredoc is never closed
+end
+call c3 shell
+arg command = rm kept.txt
+end
+""", "stop"),
+])

@@ -133,6 +133,14 @@ pub const STREAM_ERROR_NUDGE: &str = "Continue with a new frame and nothing else
 by exactly nbytes bytes of value, then `end` on its own line. No prose, no code fences, no \
 blank lines between frames. Repeat a call that was not run if it is still needed.";
 
+/// What a valid frame of extended CTL looks like, told to the model after a stream error.
+pub const EXTENDED_STREAM_ERROR_NUDGE: &str = "Continue with a new frame and nothing else: each \
+call is `call <id> <tool>` on its own line, then for each argument either `arg <key> = <value>` \
+on one line, or `arg <key> <<EOF` followed by the value's lines and a line that is exactly \
+`EOF` (or `arg <key> <nbytes>` and exactly nbytes bytes, for a value of several lines that must \
+not end with a newline), then `end` on its own line. No prose, no code fences, no blank lines \
+between frames. Repeat a call that was not run if it is still needed.";
+
 #[cfg(test)]
 mod tests {
     use super::*;

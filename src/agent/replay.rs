@@ -12,11 +12,15 @@
 //! UTF-8. The `error` line (this crate's extension) replays a turn the server refused because
 //! the request did not fit the context window, so the recovery path can be replayed too.
 //! Blank lines are skipped. Each turn is streamed `chunk` bytes at a time.
+//!
+//! A first line `{"ctl_mode":"extended"}` (or `"strict"`) says which CTL the turns are written
+//! in; a file without it is strict, as every session was before extended CTL existed.
 
 use base64::Engine;
 use serde::Deserialize;
 
 use super::model::{Finish, Flow, ModelError, ModelSource, Request};
+use crate::language::CtlMode;
 
 /// One recorded turn.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,17 +43,46 @@ struct Line {
     output_base64: Option<String>,
     finish: Option<String>,
     error: Option<String>,
+    ctl_mode: Option<String>,
+}
+
+/// A session file: the CTL mode its turns are written in, and the turns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Session {
+    /// The mode of the `ctl_mode` line, strict without one.
+    pub ctl_mode: CtlMode,
+    /// The turns, in order.
+    pub turns: Vec<Turn>,
+}
+
+/// Parses a session file's turns (its mode: [`parse_session`]).
+pub fn parse(text: &str) -> Result<Vec<Turn>, String> {
+    parse_session(text).map(|session| session.turns)
 }
 
 /// Parses a session file.
-pub fn parse(text: &str) -> Result<Vec<Turn>, String> {
+pub fn parse_session(text: &str) -> Result<Session, String> {
     let mut turns = Vec::new();
+    let mut ctl_mode = None;
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let at = |e: String| format!("line {}: {e}", n + 1);
         let parsed: Line = serde_json::from_str(line).map_err(|e| at(e.to_string()))?;
+        if let Some(name) = &parsed.ctl_mode {
+            let alone = parsed.output.is_none()
+                && parsed.output_base64.is_none()
+                && parsed.finish.is_none()
+                && parsed.error.is_none();
+            if !alone || ctl_mode.is_some() || !turns.is_empty() {
+                return Err(at(
+                    "ctl_mode goes on a line of its own, before the first turn".into(),
+                ));
+            }
+            ctl_mode = Some(CtlMode::from_name(name).map_err(|e| at(format!("ctl_mode: {e}")))?);
+            continue;
+        }
         if let Some(error) = parsed.error {
             if error != "context_overflow" {
                 return Err(at(format!(
@@ -80,7 +113,10 @@ pub fn parse(text: &str) -> Result<Vec<Turn>, String> {
         })?;
         turns.push(Turn::Output { bytes, finish });
     }
-    Ok(turns)
+    Ok(Session {
+        ctl_mode: ctl_mode.unwrap_or_default(),
+        turns,
+    })
 }
 
 /// Serialises turns in the session format (for tests and tools that record sessions).

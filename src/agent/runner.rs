@@ -23,18 +23,34 @@ use std::thread::JoinHandle;
 
 use crate::apply::Workspace;
 use crate::contract::PushParser;
-use crate::ctl::{CallAssembler, CtlEvent, CtlParser, Limits, ToolCall};
+use crate::ctl::{pick_tag, CallAssembler, CtlEvent, CtlParser, Limits, ToolCall};
+use crate::language::CtlMode;
 
 use super::model::{Finish, Flow, Message, ModelError, ModelSource, Request, Role};
 use super::patch::{PatchSession, PatchTool};
 use super::policy::{self, Toolset};
-use super::recovery::{Recovery, Transition, CONTINUE_NUDGE, RESUME_NUDGE, STREAM_ERROR_NUDGE};
+use super::recovery::{
+    Recovery, Transition, CONTINUE_NUDGE, EXTENDED_STREAM_ERROR_NUDGE, RESUME_NUDGE,
+    STREAM_ERROR_NUDGE,
+};
 use super::shell::ShellLimits;
 use super::tools::{self, ToolOutput};
 use super::transcript::{Rec, Transcript};
 
-/// The system prompt that teaches a model CTL and the tools.
+/// The system prompt that teaches a model strict CTL (every argument counted) and the tools.
 pub const SYSTEM_PROMPT: &str = include_str!("../../prompts/ctl_system.md");
+
+/// The system prompt that teaches a model extended CTL (inline and heredoc arguments first,
+/// the counted form for what they cannot carry) and the tools.
+pub const EXTENDED_SYSTEM_PROMPT: &str = include_str!("../../prompts/ctl_extended_system.md");
+
+/// The system prompt for a CTL mode.
+pub fn system_prompt(mode: CtlMode) -> &'static str {
+    match mode {
+        CtlMode::Strict => SYSTEM_PROMPT,
+        CtlMode::Extended => EXTENDED_SYSTEM_PROMPT,
+    }
+}
 
 /// Most concurrency-safe calls in flight at once; one more first drains the batch (a count,
 /// not a timing, so the transcript stays deterministic).
@@ -56,6 +72,9 @@ pub struct Config {
     pub task: Option<String>,
     /// CTL limits.
     pub limits: Limits,
+    /// The CTL mode the model writes, taught by the system prompt ([`system_prompt`]) and
+    /// used for the results written back.
+    pub ctl_mode: CtlMode,
     /// `shell` limits.
     pub shell: ShellLimits,
     /// Most model requests before giving up.
@@ -69,14 +88,17 @@ pub struct Config {
 }
 
 impl Config {
-    /// Defaults for a workspace: interactive toolset, default CTL and shell limits, 50 turns,
-    /// 4096 output tokens escalated to 16384, the crate's patch engine (safe policy).
+    /// Defaults for a workspace: interactive toolset, strict CTL with default limits (as the
+    /// parser's default; `frontier run` asks a real model for extended CTL), default shell
+    /// limits, 50 turns, 4096 output tokens escalated to 16384, the crate's patch engine
+    /// (safe policy).
     pub fn new(workspace: Workspace) -> Config {
         Config {
             workspace,
             toolset: Toolset::Interactive,
             task: None,
             limits: Limits::default(),
+            ctl_mode: CtlMode::Strict,
             shell: ShellLimits::default(),
             max_turns: 50,
             max_tokens: 4096,
@@ -157,9 +179,9 @@ struct Stream {
 }
 
 impl Stream {
-    fn new(limits: Limits) -> Stream {
+    fn new(limits: Limits, mode: CtlMode) -> Stream {
         Stream {
-            parser: CtlParser::new(limits),
+            parser: CtlParser::with_mode(limits, mode),
             assembler: CallAssembler::default(),
             patch: None,
             routing: false,
@@ -255,8 +277,8 @@ impl Executor<'_> {
         }
     }
 
-    /// The results as the next user message: `result <id> <ok|error|refused> <nbytes>` then
-    /// the bytes (capped), one block per call.
+    /// The results as the next user message, one block per call, each output capped at
+    /// [`MAX_RESULT_IN_CONTEXT`] (see [`write_result`] for the forms).
     fn take_results(&mut self) -> Option<String> {
         if self.results.is_empty() {
             return None;
@@ -271,9 +293,44 @@ impl Executor<'_> {
                     output.len() - shown.len()
                 ));
             }
-            text.push_str(&format!("result {id} {status} {}\n{body}\n", body.len()));
+            write_result(&mut text, &id, status, &body, self.config.ctl_mode);
         }
         Some(text)
+    }
+}
+
+/// One call's result for the model, in the forms of the stream's CTL mode so that reading it
+/// needs no more counting than writing calls does.
+///
+/// - strict: `result <id> <status> <nbytes>` LF, the output, LF;
+/// - extended: `result <id> <status> = <output>` LF for an output without LF, else
+///   `result <id> <status> <<TAG` LF, the output, `TAG` LF, with the writer's tag
+///   ([`pick_tag`]: `EOF`, `EOF1` … not a line of the output). An output that does not end
+///   with LF gets one before the tag line, and its header says `(no newline at end)` before
+///   the `<<`. An output in which all 64 tags are lines falls back to the strict form.
+fn write_result(text: &mut String, id: &str, status: &str, body: &str, mode: CtlMode) {
+    use std::fmt::Write as _;
+    let tag = match mode {
+        CtlMode::Extended if !body.contains('\n') => {
+            let _ = writeln!(text, "result {id} {status} = {body}");
+            return;
+        }
+        CtlMode::Extended => pick_tag(body.as_bytes()),
+        CtlMode::Strict => None,
+    };
+    match tag {
+        Some(tag) if body.ends_with('\n') => {
+            let _ = write!(text, "result {id} {status} <<{tag}\n{body}{tag}\n");
+        }
+        Some(tag) => {
+            let _ = write!(
+                text,
+                "result {id} {status} (no newline at end) <<{tag}\n{body}\n{tag}\n"
+            );
+        }
+        None => {
+            let _ = write!(text, "result {id} {status} {}\n{body}\n", body.len());
+        }
     }
 }
 
@@ -302,7 +359,7 @@ const BREAK_CONTEXT: usize = 32;
 impl StreamBreak {
     /// What the model is told: where its output stopped being CTL, what ran, what a valid
     /// frame looks like. `accepted` is the turn's output up to the refused byte.
-    fn note(&self, accepted: &[u8]) -> String {
+    fn note(&self, accepted: &[u8], mode: CtlMode) -> String {
         let tail = &accepted[accepted.len().saturating_sub(BREAK_CONTEXT)..];
         let place = if tail.is_empty() {
             "at the start of your reply".to_owned()
@@ -316,7 +373,11 @@ impl StreamBreak {
         format!(
             "Your output stopped being CTL at byte {offset} of the stream ({kind}): {place} \
              came the byte \"{byte}\" (0x{raw:02x}).{cut} Nothing after that byte was read or \
-             run; the calls confirmed before it ran. {STREAM_ERROR_NUDGE}",
+             run; the calls confirmed before it ran. {nudge}",
+            nudge = match mode {
+                CtlMode::Strict => STREAM_ERROR_NUDGE,
+                CtlMode::Extended => EXTENDED_STREAM_ERROR_NUDGE,
+            },
             offset = self.offset,
             kind = self.kind,
             byte = [self.byte].escape_ascii(),
@@ -340,7 +401,7 @@ pub fn run(
             .field("model", model.describe())
             .field("toolset", config.toolset.name()),
     );
-    let mut messages = vec![Message::new(Role::System, SYSTEM_PROMPT)];
+    let mut messages = vec![Message::new(Role::System, system_prompt(config.ctl_mode))];
     if let Some(task) = &config.task {
         messages.push(Message::new(Role::User, task.clone()));
     }
@@ -350,7 +411,7 @@ pub fn run(
         in_flight: Vec::new(),
         results: Vec::new(),
     };
-    let mut stream = Stream::new(config.limits);
+    let mut stream = Stream::new(config.limits, config.ctl_mode);
     let mut recovery = Recovery::default();
     // How the run ends if the source ends now: after a turn cut by the output limit or broken
     // by a byte outside CTL, the loop has asked for a continuation or a new frame, and a
@@ -515,10 +576,10 @@ pub fn run(
                     result_messages.push(messages.len());
                 }
                 let mut text = results.unwrap_or_default();
-                text.push_str(&cut.note(&output));
+                text.push_str(&cut.note(&output, config.ctl_mode));
                 messages.push(Message::new(Role::User, text));
                 // A new frame in a fresh stream: nothing of the broken one carries over.
-                stream = Stream::new(config.limits);
+                stream = Stream::new(config.limits, config.ctl_mode);
                 unanswered = Some(EndStatus::StreamError);
                 t
             }
@@ -586,7 +647,7 @@ pub fn run(
                     result_messages.push(messages.len());
                     messages.push(Message::new(Role::User, text));
                 }
-                stream = Stream::new(config.limits);
+                stream = Stream::new(config.limits, config.ctl_mode);
                 unanswered = None;
                 recovery.on_progress()
             }

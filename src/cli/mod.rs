@@ -10,6 +10,7 @@ mod calls;
 mod check;
 mod display;
 mod events;
+mod frame;
 mod hf_encoder;
 mod input;
 mod lang;
@@ -44,6 +45,8 @@ enum Command {
     Events(events::Args),
     /// Print the confirmed tool calls of a CTL stream.
     Calls(calls::Args),
+    /// Write tool calls given as JSON lines as a CTL stream, strict or extended.
+    Frame(frame::Args),
     /// Run the agent loop: a model's CTL output, executed call by confirmed call.
     Run(run::Args),
     /// Cut the same calls framed as CTL and as JSON at every offset and compare runtimes.
@@ -68,6 +71,7 @@ pub fn main() -> i32 {
         Command::Trace(args) => trace::run(args),
         Command::Events(args) => events::run(args),
         Command::Calls(args) => calls::run(args),
+        Command::Frame(args) => frame::run(args),
         Command::Run(args) => run::run(args),
         Command::Truncate(args) => truncate::run(args),
         Command::Apply(args) => apply::run(args),

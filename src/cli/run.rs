@@ -13,6 +13,7 @@ use frontier::agent::shell::ShellLimits;
 use frontier::agent::{Config, ModelSource, Toolset};
 use frontier::apply::Workspace;
 use frontier::ctl::Limits;
+use frontier::language::CtlMode;
 
 use super::{display, input};
 
@@ -63,6 +64,11 @@ pub struct Args {
     /// The largest CTL argument, in bytes, 0 to 1073741824.
     #[arg(long, default_value_t = Limits::DEFAULT_MAX_ARG, value_parser = super::bounds::MAX_ARG.parser::<u64>())]
     max_arg: u64,
+    /// The CTL the model writes: strict (every argument counted) or extended (inline and
+    /// heredoc arguments). Default: extended for `openai`; for a replay, the mode its file
+    /// declares (strict if none).
+    #[arg(long, value_parser = super::frame::parse_ctl_mode)]
+    ctl_mode: Option<CtlMode>,
 }
 
 pub fn run(args: Args) -> Result<i32, String> {
@@ -79,18 +85,19 @@ pub fn run(args: Args) -> Result<i32, String> {
         .as_bytes()
         .strip_prefix(b"replay:")
         .map(OsStr::from_bytes);
-    let mut model: Box<dyn ModelSource> = if let Some(file) = replay_file {
+    let (mut model, ctl_mode): (Box<dyn ModelSource>, CtlMode) = if let Some(file) = replay_file {
         let name = display::path(file);
         let bytes = input::read_all(file).map_err(|e| format!("{name}: {e}"))?;
         let text = String::from_utf8(bytes).map_err(|_| format!("{name}: not UTF-8"))?;
-        let turns = replay::parse(&text).map_err(|e| format!("{name}: {e}"))?;
-        Box::new(Replay::new(file.to_string_lossy(), turns, args.chunk))
+        let session = replay::parse_session(&text).map_err(|e| format!("{name}: {e}"))?;
+        let replay = Replay::new(file.to_string_lossy(), session.turns, args.chunk);
+        (Box::new(replay), session.ctl_mode)
     } else if args.model == "openai" {
         let config = OpenAiConfig::from_env()?;
         if args.task.as_deref().is_none_or(|t| t.trim().is_empty()) {
             return Err("--model openai needs --task: the request for the model".into());
         }
-        Box::new(OpenAi::new(config))
+        (Box::new(OpenAi::new(config)), CtlMode::Extended)
     } else {
         return Err(format!(
             "--model {}: expected replay:FILE or openai",
@@ -104,6 +111,7 @@ pub fn run(args: Args) -> Result<i32, String> {
         max_line: args.max_line,
         max_arg: args.max_arg,
     };
+    config.ctl_mode = args.ctl_mode.unwrap_or(ctl_mode);
     config.shell = ShellLimits {
         timeout: Duration::from_secs(args.shell_timeout),
         max_output: args.shell_max_output,

@@ -1,10 +1,12 @@
 //! The truncation experiment: what each runtime executes when a model's output is cut off.
 //!
-//! The same tool calls are framed as CTL and as a JSON array ([`framing`]). Each framing is cut
-//! at every byte offset, as a model's output limit would cut it, and four runtimes
-//! ([`runtimes`]) say which calls they would then have executed:
+//! The same tool calls are framed as strict CTL, as extended CTL (by the library's writer) and
+//! as a JSON array ([`framing`]). Each framing is cut at every byte offset, as a model's output
+//! limit would cut it, and five runtimes ([`runtimes`]) say which calls they would then have
+//! executed:
 //!
 //! - `ctl`: a call runs when its `end` line is confirmed;
+//! - `ctl_extended`: the same, over the extended framing (inline and heredoc arguments);
 //! - `json_eof`: the seed's JSON buffer, which runs the calls once the whole array parses;
 //! - `json_object`: each call object runs as soon as it parses on its own;
 //! - `json_healing`: at the cut, open strings, arrays and objects are closed ([`heal`]) and
@@ -26,15 +28,24 @@ use std::time::Instant;
 use framing::{Framed, Intent};
 use runtimes::{Ctl, JsonEof, JsonHealing, JsonObject, Runtime};
 
+use crate::language::CtlMode;
+
 /// The runtimes, in the order they are reported.
-pub const RUNTIMES: [&str; 4] = ["ctl", "json_eof", "json_object", "json_healing"];
+pub const RUNTIMES: [&str; 5] = [
+    "ctl",
+    "ctl_extended",
+    "json_eof",
+    "json_object",
+    "json_healing",
+];
 
 /// Number of bins of the cut position in the curves.
 pub const BINS: usize = 40;
 
 fn runtime(name: &str) -> Box<dyn Runtime> {
     match name {
-        "ctl" => Box::<Ctl>::default(),
+        "ctl" => Box::new(Ctl::new(CtlMode::Strict)),
+        "ctl_extended" => Box::new(Ctl::new(CtlMode::Extended)),
         "json_eof" => Box::<JsonEof>::default(),
         "json_object" => Box::<JsonObject>::default(),
         _ => Box::<JsonHealing>::default(),
@@ -103,11 +114,7 @@ fn judge(executed: &[Intent], intended: &[Intent]) -> (u64, u64, u64) {
 
 /// Runs one runtime over one stream, cut at every offset.
 fn cut_everywhere(name: &str, framed: &Framed, tally: &mut Tally, curve: &mut Curve) {
-    let (bytes, ends) = if name == "ctl" {
-        (&framed.ctl, &framed.ctl_ends)
-    } else {
-        (&framed.json, &framed.json_ends)
-    };
+    let (bytes, ends) = framed.stream_for(name);
     let mut runtime = runtime(name);
     for cut in 0..=bytes.len() {
         let complete = ends.iter().take_while(|&&end| end <= cut).count();
@@ -132,11 +139,7 @@ fn cost_per_byte(name: &str, corpus: &[Framed]) -> f64 {
     let mut bytes = 0usize;
     let start = Instant::now();
     for framed in corpus {
-        let stream = if name == "ctl" {
-            &framed.ctl
-        } else {
-            &framed.json
-        };
+        let (stream, _) = framed.stream_for(name);
         let mut runtime = runtime(name);
         for &byte in stream {
             runtime.push(byte);

@@ -1,11 +1,12 @@
-//! The four runtimes of the experiment. Each consumes its framing byte by byte and can say,
+//! The five runtimes of the experiment. Each consumes its framing byte by byte and can say,
 //! at any point, which calls it would have executed had the stream ended there.
 
 use serde_json::Value;
 
 use crate::contract::PushParser;
-use crate::ctl::{CallAssembler, CtlParser};
+use crate::ctl::{CallAssembler, CtlParser, Limits};
 use crate::json_baseline::calls_from_value;
+use crate::language::CtlMode;
 
 use super::framing::Intent;
 use super::heal::heal;
@@ -18,12 +19,22 @@ pub trait Runtime {
     fn executed_at_end(&self) -> Vec<Intent>;
 }
 
-/// Executes a call when its `end` line is confirmed.
+/// Executes a call when its `end` line is confirmed, in either CTL mode.
 #[derive(Default)]
 pub struct Ctl {
     parser: CtlParser,
     assembler: CallAssembler,
     executed: Vec<Intent>,
+}
+
+impl Ctl {
+    /// A runtime reading CTL of `mode` (default limits).
+    pub fn new(mode: CtlMode) -> Ctl {
+        Ctl {
+            parser: CtlParser::with_mode(Limits::default(), mode),
+            ..Ctl::default()
+        }
+    }
 }
 
 impl Runtime for Ctl {

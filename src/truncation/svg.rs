@@ -11,7 +11,8 @@ const LEFT: f64 = 60.0;
 const RIGHT: f64 = 170.0;
 const TOP: f64 = 40.0;
 const BOTTOM: f64 = 50.0;
-const COLOURS: [&str; 4] = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a"];
+/// One per runtime, in [`super::RUNTIMES`] order (the two CTL runtimes in greens).
+const COLOURS: [&str; 5] = ["#1b9e77", "#66a61e", "#d95f02", "#7570b3", "#e7298a"];
 
 /// Renders the report as a standalone SVG document.
 pub fn render(report: &Report) -> String {

@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use frontier::agent::replay::{self, Replay, Turn};
+use frontier::agent::replay::{self, Replay, Session, Turn};
 use frontier::agent::{self, Config, EndStatus, ModelSource, Toolset};
 use frontier::apply::Workspace;
 use serde_json::Value;
 
-/// The shipped sessions, by file stem.
-pub fn sessions() -> Vec<(String, Vec<Turn>)> {
+/// The shipped sessions, by file stem, each with the CTL mode its file declares.
+pub fn sessions() -> Vec<(String, Session)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/sessions");
     let mut out = Vec::new();
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
@@ -22,9 +22,10 @@ pub fn sessions() -> Vec<(String, Vec<Turn>)> {
     entries.sort();
     for path in entries {
         let text = std::fs::read_to_string(&path).unwrap();
-        let turns = replay::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let session =
+            replay::parse_session(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-        out.push((stem, turns));
+        out.push((stem, session));
     }
     assert!(out.len() >= 4, "the shipped sessions are missing");
     out
@@ -78,6 +79,12 @@ pub fn run_with(model: &mut dyn ModelSource, configure: impl FnOnce(&mut Config)
 pub fn replay(name: &str, turns: &[Turn], chunk: usize, toolset: Toolset) -> RunResult {
     let mut model = Replay::new(name, turns.to_vec(), chunk);
     run_with(&mut model, |c| c.toolset = toolset)
+}
+
+/// Replays a shipped session `chunk` bytes at a time in the mode its file declares.
+pub fn replay_session(name: &str, session: &Session, chunk: usize) -> RunResult {
+    let mut model = Replay::new(name, session.turns.clone(), chunk);
+    run_with(&mut model, |c| c.ctl_mode = session.ctl_mode)
 }
 
 /// Every file under `root`, by relative path, with its bytes.

@@ -35,6 +35,7 @@
 //! | `unexpected_byte` | any other byte outside the grammar |
 
 mod assemble;
+mod frame;
 mod heredoc;
 mod line_scan;
 mod machine;
@@ -43,6 +44,9 @@ mod token;
 
 pub use crate::language::CtlMode;
 pub use assemble::{CallAssembler, CallBounds, CallTooLarge, Crossed, ToolCall};
+pub use frame::{
+    arg_form, frame_call, pick_tag, write_call, ArgForm, EofTag, Field, FrameError, TAG_CANDIDATES,
+};
 pub use heredoc::{Tag, MAX_TAG};
 pub use machine::{Construct, CtlKey, CtlMachine, Step};
 pub use parser::{CtlEvent, CtlParser};
