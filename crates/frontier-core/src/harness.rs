@@ -560,6 +560,8 @@ mod tests {
     use crate::apply_patch::StrictMachine;
     use crate::byteset::ByteSet;
     use crate::contract::Unclosed;
+    use crate::ctl::{CtlMachine, Limits as CtlLimits};
+    use crate::language::CtlMode;
     use crate::recognizer::{InText, LineText, Recognizer};
     use crate::udiff::{Limits, Mode, UdiffMachine};
 
@@ -617,6 +619,38 @@ mod tests {
         let path = stepped(StrictMachine::default(), b"*** Begin Patch\n*** Add File: ");
         assert_eq!(path.line_text(64), Some(InText::forgetting(LineText::Utf8)));
         assert!(check_line_text(&path, 0).is_ok());
+        // Extended CTL: an inline value and a heredoc content line, not a heredoc line start
+        // (its bytes may be the tag) nor strict CTL's counted body (byte-blind instead).
+        let ext = CtlMachine::with_mode(CtlLimits::default(), CtlMode::Extended);
+        let inline = stepped(ext, b"call c1 f\narg k = v");
+        assert_eq!(
+            inline.line_text(64),
+            Some(InText::forgetting(LineText::Bytes))
+        );
+        assert!(check_line_text(&inline, 0).is_ok());
+        let heredoc = stepped(ext, b"call c1 f\narg k <<EOF\nx");
+        assert_eq!(
+            heredoc.line_text(64),
+            Some(InText::forgetting(LineText::Bytes))
+        );
+        assert!(check_line_text(&heredoc, 0).is_ok());
+        assert_eq!(
+            stepped(ext, b"call c1 f\narg k <<EOF\n").line_text(64),
+            None
+        );
+        let strict = stepped(CtlMachine::default(), b"call c1 f\narg k 9\nx");
+        assert_eq!(strict.line_text(64), None);
+        // Near max_arg the room left shows in the key: no claim.
+        let small = CtlLimits {
+            max_arg: 100,
+            ..CtlLimits::default()
+        };
+        let near = CtlMachine::with_mode(small, CtlMode::Extended);
+        assert_eq!(
+            stepped(near, b"call c1 f\narg k <<EOF\nx").line_text(64),
+            None
+        );
+
         // Inside a character: the next byte is not free.
         assert_eq!(
             stepped(strict, "\u{e9}".as_bytes()[..1].as_ref()).line_text(64),

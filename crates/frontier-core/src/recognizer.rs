@@ -81,9 +81,11 @@ pub trait Recognizer: Copy + Debug + Send + Sync + 'static {
     fn mask_key(&self, horizon: u32) -> Self::Key;
 
     /// The kinds of line text [`line_text`](Recognizer::line_text) may answer for this
-    /// language, so that a grammar builds their token tables when it is compiled rather than
-    /// at its first mask.
-    const LINE_TEXT: &'static [LineText] = &[];
+    /// language and mode (asked of a grammar's initial state), so that a grammar builds their
+    /// token tables when it is compiled rather than at its first mask.
+    fn line_text_kinds(&self) -> &'static [LineText] {
+        &[]
+    }
 
     /// `Some` when the state reads free text up to the next LF: a token mask can then be
     /// assembled from tables of the vocabulary instead of a walk of most of the trie

@@ -544,7 +544,9 @@ impl crate::recognizer::Recognizer for StrictMachine {
         crate::recognizer::step_if_allowed(self, allowed, byte, StrictMachine::step)
     }
 
-    const LINE_TEXT: &'static [LineText] = &[LineText::Utf8];
+    fn line_text_kinds(&self) -> &'static [LineText] {
+        &[LineText::Utf8]
+    }
 
     /// Between characters of a path, a context or a line's text: what the text holds is
     /// never read again (only whether it is empty, which its first character settles).

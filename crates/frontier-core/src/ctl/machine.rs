@@ -49,6 +49,7 @@ use crate::contract::ParseError;
 use super::heredoc::{BodyByte, Tag, MAX_TAG};
 use super::line_scan;
 use super::{CtlErrorKind, CtlMode, Limits, TOKEN_CHARS};
+use crate::recognizer::{InText, LineText};
 
 /// A position in the grammar: what has been read of the current line, or where else the
 /// machine is.
@@ -1055,6 +1056,27 @@ impl crate::recognizer::Recognizer for CtlMachine {
     #[inline]
     fn try_byte(&mut self, byte: u8) -> bool {
         CtlMachine::allowed(self).contains(byte) && self.step(byte).is_ok()
+    }
+
+    fn line_text_kinds(&self) -> &'static [LineText] {
+        match self.mode {
+            CtlMode::Strict => &[],
+            CtlMode::Extended => &[LineText::Bytes],
+        }
+    }
+
+    /// An inline value while its line has room for a whole token and the LF, and a heredoc
+    /// content line while the value has room for two (so that the room left after any token
+    /// and its LF is past what the key keeps): neither reads its bytes again.
+    fn line_text(&self, horizon: u32) -> Option<InText> {
+        let horizon = horizon as u64;
+        let text = self.error.is_none()
+            && match self.node {
+                Node::InlineStart | Node::InlineValue => self.budget as u64 > horizon + 1,
+                Node::HereText => self.count >= 2 * horizon + MAX_TAG as u64 + 4,
+                _ => false,
+            };
+        text.then_some(InText::forgetting(LineText::Bytes))
     }
 
     fn mask_key(&self, horizon: u32) -> CtlKey {

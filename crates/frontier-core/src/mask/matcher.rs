@@ -75,7 +75,7 @@ impl<R: Recognizer> CompiledGrammar<R> {
             eos_mask[id as usize >> 5] |= 1 << (id & 31);
         }
         vocab.trie();
-        for &kind in R::LINE_TEXT {
+        for &kind in initial.line_text_kinds() {
             vocab.line_text(kind);
         }
         Arc::new(CompiledGrammar {

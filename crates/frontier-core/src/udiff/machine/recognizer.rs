@@ -55,7 +55,9 @@ impl Recognizer for UdiffMachine {
         taken
     }
 
-    const LINE_TEXT: &'static [LineText] = &[LineText::Bytes];
+    fn line_text_kinds(&self) -> &'static [LineText] {
+        &[LineText::Bytes]
+    }
 
     /// Inside a body, garbage or `\` line outside a tentative header (every byte but LF is
     /// content that nothing reads again, and such lines have no length limit), and in a
