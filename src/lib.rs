@@ -20,6 +20,7 @@
 pub mod agent;
 pub mod apply;
 pub mod json_baseline;
+pub mod streams;
 pub mod truncation;
 
 pub use frontier_core::{
