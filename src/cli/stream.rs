@@ -246,6 +246,9 @@ impl Applier {
                     eprintln!("frontier: call {:?} not applied: it is malformed", call.id);
                 }
             }
+            Event::PatchRefused { id, message } => {
+                eprintln!("frontier: call {id:?}: {message} (known while it streams)");
+            }
             Event::Text(_) | Event::Reasoning(_) => {}
         }
     }
@@ -323,12 +326,13 @@ impl Applier {
     fn parse_whole(&mut self, id: &str, patch: &str) -> Option<PatchStream> {
         let mut stream = PatchStream::new(self.ws.clone(), Policy::Safe);
         let mut input = PatchInput::default();
-        input.push(id, patch.as_bytes(), &mut |_, e| {
-            let _ = stream.on_event(&e);
-        });
-        match input.finish(id, &mut |_, e| {
-            let _ = stream.on_event(&e);
-        }) {
+        let mut take = |e: Event<'_>| {
+            if let Event::Patch { event, .. } = e {
+                let _ = stream.on_event(&event);
+            }
+        };
+        input.push(id, patch.as_bytes(), &mut take);
+        match input.finish(id, &mut take) {
             Ok(()) => Some(stream),
             Err(reason) => {
                 self.failed = true;

@@ -110,7 +110,7 @@ impl Anthropic {
                     Open::Call { mut call, initial } => {
                         if let (Some(initial), false) = (initial, call.streamed) {
                             let limits = turn.limits;
-                            call.complete_with(&initial, &limits, &mut |_, _| {})
+                            call.complete_with(&initial, &limits, &mut |_| {})
                                 .map_err(|kind| turn.error(kind, "a tool input over the bound"))?;
                         }
                         turn.confirm(call, on_event)
@@ -228,7 +228,7 @@ impl Anthropic {
             ("input_json_delta", Open::Call { call, .. }) => {
                 let json = field(delta.partial_json, "partial_json", turn)?;
                 let limits = turn.limits;
-                call.append(&json, &limits, &mut |_, _| {}).map_err(|kind| {
+                call.append(&json, &limits, &mut |_| {}).map_err(|kind| {
                     turn.error(
                         kind,
                         format!(
@@ -293,4 +293,60 @@ fn field<'a>(
             format!("a delta without its {name}"),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{read, shown, triples};
+    use super::super::{Api, StreamErrorKind};
+
+    const START: &str = r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{}}}"#;
+    const STOP: &str = r#"{"type":"content_block_stop","index":0}"#;
+
+    #[test]
+    fn a_block_is_confirmed_at_its_stop_with_its_joined_input() {
+        let delta = |json: &str| {
+            format!(
+                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"input_json_delta","partial_json":{json:?}}}}}"#
+            )
+        };
+        let (calls, _) = read(
+            Api::AnthropicMessages,
+            &[START, &delta("{\"a\""), &delta(":1}"), STOP],
+        );
+        assert_eq!(shown(&calls), triples(&[("toolu_1", "f", r#"{"a":1}"#)]));
+        // An input given whole at the start, with no deltas.
+        let whole = r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_2","name":"g","input":{"q":"x"}}}"#;
+        let (calls, _) = read(Api::AnthropicMessages, &[whole, STOP]);
+        assert_eq!(shown(&calls), triples(&[("toolu_2", "g", r#"{"q":"x"}"#)]));
+        // Cut before its stop: incomplete.
+        let (calls, summary) = read(Api::AnthropicMessages, &[START, &delta("{\"a\"")]);
+        assert!(calls.is_empty());
+        assert_eq!(summary.incomplete[0].text, "{\"a\"");
+    }
+
+    #[test]
+    fn events_that_do_not_fit_the_open_blocks_are_errors() {
+        let text_delta =
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}"#;
+        for (lines, kind) in [
+            (vec![START, START], StreamErrorKind::BadEvent),
+            (vec![START, text_delta], StreamErrorKind::BadEvent),
+            (vec![START, STOP, STOP], StreamErrorKind::UnknownCall),
+            (vec![text_delta], StreamErrorKind::UnknownCall),
+            (
+                vec![r#"{"type":"message_stop"}"#, START],
+                StreamErrorKind::AfterEnd,
+            ),
+            (
+                vec![
+                    r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+                ],
+                StreamErrorKind::ProviderError,
+            ),
+        ] {
+            let (_, summary) = read(Api::AnthropicMessages, &lines);
+            assert_eq!(summary.error.map(|e| e.kind), Some(kind), "{lines:?}");
+        }
+    }
 }

@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 use super::patch::PatchInput;
-use super::turn::Limits;
+use super::turn::{Event, Limits};
 use super::StreamErrorKind;
 
 /// What sort of call, as printed in `"kind"`.
@@ -140,12 +140,12 @@ impl Pending {
     }
 
     /// Appends a fragment; an `apply_patch` input also goes into its parser, whose events go
-    /// to `on_patch`. Over [`Limits::max_call_bytes`] is an error.
+    /// to `on_event`. Over [`Limits::max_call_bytes`] is an error.
     pub fn append(
         &mut self,
         fragment: &str,
         limits: &Limits,
-        on_patch: &mut dyn FnMut(&str, frontier_core::apply_patch::PatchEvent<'_>),
+        on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), StreamErrorKind> {
         if self.text.len() + fragment.len() > limits.max_call_bytes {
             return Err(StreamErrorKind::CallTooLong);
@@ -153,7 +153,7 @@ impl Pending {
         self.text.push_str(fragment);
         self.streamed = true;
         if let Some(patch) = &mut self.patch {
-            patch.push(&self.id, fragment.as_bytes(), on_patch);
+            patch.push(&self.id, fragment.as_bytes(), on_event);
         }
         Ok(())
     }
@@ -164,11 +164,11 @@ impl Pending {
         &mut self,
         value: &str,
         limits: &Limits,
-        on_patch: &mut dyn FnMut(&str, frontier_core::apply_patch::PatchEvent<'_>),
+        on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), StreamErrorKind> {
         if !self.streamed {
             if !value.is_empty() {
-                self.append(value, limits, on_patch)?;
+                self.append(value, limits, on_event)?;
             }
         } else if value != self.text {
             self.conflict = true;
@@ -192,11 +192,8 @@ impl Pending {
     }
 
     /// The protocol finished the call: a [`Call`] when its arguments are whole, else the
-    /// malformed call with the reason. An `apply_patch` parser's last events go to `on_patch`.
-    pub fn confirm(
-        mut self,
-        on_patch: &mut dyn FnMut(&str, frontier_core::apply_patch::PatchEvent<'_>),
-    ) -> Result<Call, PartialCall> {
+    /// malformed call with the reason. An `apply_patch` parser's last events go to `on_event`.
+    pub fn confirm(mut self, on_event: &mut dyn FnMut(Event<'_>)) -> Result<Call, PartialCall> {
         if self.conflict {
             return Err(self.partial(Some(
                 "the done event's value differs from the streamed fragments".to_owned(),
@@ -207,7 +204,7 @@ impl Pending {
         }
         let arguments = if self.kind.is_raw() {
             if let Some(patch) = self.patch.take() {
-                if let Err(reason) = patch.finish(&self.id, on_patch) {
+                if let Err(reason) = patch.finish(&self.id, on_event) {
                     return Err(self.partial(Some(reason)));
                 }
             }
@@ -260,7 +257,7 @@ fn json_type(value: &Value) -> &'static str {
 mod tests {
     use super::*;
 
-    fn no_patch(_: &str, _: frontier_core::apply_patch::PatchEvent<'_>) {}
+    fn no_patch(_: Event<'_>) {}
 
     #[test]
     fn arguments_parse_strictly_as_an_object() {

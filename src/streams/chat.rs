@@ -223,7 +223,7 @@ impl Chat {
         call.fill(id, name);
         if let Some(arguments) = arguments {
             let limits = turn.limits;
-            call.append(arguments, &limits, &mut |_, _| {})
+            call.append(arguments, &limits, &mut |_| {})
                 .map_err(|kind| {
                     turn.error(
                         kind,
@@ -259,6 +259,130 @@ impl Chat {
         match self.open.take() {
             Some((_, call)) => turn.incomplete(call),
             None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{read, shown, triples};
+    use super::super::{Api, StreamErrorKind};
+
+    fn entry(index: &str, id: &str, name: &str, arguments: &str) -> String {
+        format!(
+            r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{{index}"id":{id},"function":{{"name":{name},"arguments":{arguments}}}}}]}},"finish_reason":null}}]}}"#
+        )
+    }
+    const FINISH: &str = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#;
+
+    #[test]
+    fn empty_and_null_ids_and_names_on_later_fragments_do_not_overwrite() {
+        let (calls, summary) = read(
+            Api::OpenAiChat,
+            &[
+                &entry(r#""index":0,"#, r#""call_1""#, r#""f""#, r#""{\"a\":""#),
+                &entry(r#""index":0,"#, r#""""#, r#""""#, r#""1}""#),
+                &entry(r#""index":0,"#, "null", "null", "null"),
+                FINISH,
+                "[DONE]",
+            ],
+        );
+        assert_eq!(shown(&calls), triples(&[("call_1", "f", r#"{"a":1}"#)]));
+        assert!(summary.ended_cleanly);
+    }
+
+    #[test]
+    fn entries_without_index_continue_the_open_call_or_start_the_next() {
+        let (calls, summary) = read(
+            Api::OpenAiChat,
+            &[
+                &entry("", r#""c1""#, r#""f""#, r#""{}""#),
+                &entry("", r#""c2""#, r#""g""#, r#""{\"x\"""#),
+                &entry("", "null", "null", r#"":2}""#),
+                FINISH,
+            ],
+        );
+        assert_eq!(summary.error, None);
+        assert_eq!(
+            shown(&calls),
+            triples(&[("c1", "f", "{}"), ("c2", "g", r#"{"x":2}"#)])
+        );
+    }
+
+    #[test]
+    fn fragments_that_cannot_be_placed_are_errors() {
+        let first = entry(r#""index":0,"#, r#""c1""#, r#""f""#, r#""{}""#);
+        let second = entry(r#""index":1,"#, r#""c2""#, r#""g""#, r#""{}""#);
+        for (lines, kind) in [
+            // A fragment for call 0 after call 1 started.
+            (
+                vec![
+                    first.clone(),
+                    second.clone(),
+                    entry(r#""index":0,"#, "null", "null", r#""x""#),
+                ],
+                StreamErrorKind::CallEnded,
+            ),
+            // A fragment for index 2, which never started.
+            (
+                vec![
+                    first.clone(),
+                    entry(r#""index":2,"#, "null", "null", r#""{}""#),
+                ],
+                StreamErrorKind::UnknownCall,
+            ),
+            // After [DONE].
+            (
+                vec![
+                    first.clone(),
+                    FINISH.to_owned(),
+                    "[DONE]".to_owned(),
+                    first.clone(),
+                ],
+                StreamErrorKind::AfterEnd,
+            ),
+            // A second choice.
+            (
+                vec![r#"{"choices":[{"index":1,"delta":{"content":"x"}}]}"#.to_owned()],
+                StreamErrorKind::BadEvent,
+            ),
+            // No choices at all.
+            (vec![r#"{"id":"x"}"#.to_owned()], StreamErrorKind::BadEvent),
+            // Not JSON.
+            (vec!["{\"choices\":[".to_owned()], StreamErrorKind::NotJson),
+            // The server's error object.
+            (
+                vec![r#"{"error":{"message":"overloaded"}}"#.to_owned()],
+                StreamErrorKind::ProviderError,
+            ),
+        ] {
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let (calls, summary) = read(Api::OpenAiChat, &lines);
+            let error = summary.error.clone().unwrap_or_else(|| panic!("{lines:?}"));
+            assert_eq!(error.kind, kind, "{lines:?}");
+            // The first call, when a later one started it, was confirmed before the error.
+            assert!(calls.len() <= 1, "{lines:?}");
+            assert!(!summary.ended_cleanly);
+        }
+    }
+
+    #[test]
+    fn a_finish_other_than_tool_calls_or_stop_leaves_the_call_incomplete() {
+        for reason in ["length", "content_filter"] {
+            let finish =
+                format!(r#"{{"choices":[{{"index":0,"delta":{{}},"finish_reason":"{reason}"}}]}}"#);
+            let (calls, summary) = read(
+                Api::OpenAiChat,
+                &[
+                    &entry(r#""index":0,"#, r#""c1""#, r#""f""#, r#""{}""#),
+                    &finish,
+                    "[DONE]",
+                ],
+            );
+            assert!(calls.is_empty());
+            assert_eq!(summary.incomplete.len(), 1);
+            assert_eq!(summary.truncated, reason == "length");
+            assert_eq!(summary.finish_reason.as_deref(), Some(reason));
         }
     }
 }

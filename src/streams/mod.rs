@@ -390,3 +390,50 @@ fn error_message(error: &serde_json::Value) -> String {
         .and_then(serde_json::Value::as_str)
         .map_or_else(|| error.to_string(), str::to_owned)
 }
+
+/// Reading whole streams in the assemblers' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    /// The calls confirmed and the summary of `lines` read as JSON lines of `api`.
+    pub fn read(api: Api, lines: &[&str]) -> (Vec<Call>, Summary) {
+        let mut reader = StreamReader::new(api, Format::Jsonl);
+        let mut calls = Vec::new();
+        let mut on_event = |e: Event<'_>| {
+            if let Event::Call(call) = e {
+                calls.push(call.clone());
+            }
+        };
+        for line in lines {
+            if reader.push(line.as_bytes(), &mut on_event).is_err() {
+                break;
+            }
+            let _ = reader.push(b"\n", &mut on_event);
+        }
+        let summary = reader.finish(&mut on_event);
+        (calls, summary)
+    }
+
+    /// `(id, name, arguments text)` of each call.
+    pub fn shown(calls: &[Call]) -> Vec<(String, String, String)> {
+        calls
+            .iter()
+            .map(|c| {
+                let text = match &c.arguments {
+                    Arguments::Json { text, .. } => text.clone(),
+                    Arguments::Raw(text) => text.clone(),
+                    Arguments::Ctl(args) => format!("{args:?}"),
+                };
+                (c.id.clone(), c.name.clone(), text)
+            })
+            .collect()
+    }
+
+    /// `(id, name, arguments text)` triples from string slices.
+    pub fn triples(list: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+        list.iter()
+            .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+            .collect()
+    }
+}

@@ -9,8 +9,12 @@
 //! malformed at once ([`PatchInput::error`]), before the call ends. At the end the patch must
 //! be a whole sentence: a cut patch inside a "finished" call is malformed too.
 
-use frontier_core::apply_patch::{CodexParser, PatchEvent};
+use frontier_core::apply_patch::CodexParser;
+#[cfg(test)]
+use frontier_core::apply_patch::PatchEvent;
 use frontier_core::contract::{PushParser, Verdict};
+
+use super::turn::Event;
 
 /// The parser of one `apply_patch` input.
 #[derive(Debug, Default)]
@@ -32,7 +36,7 @@ impl PatchInput {
         id: &str,
         op: &str,
         path: &str,
-        on_patch: &mut dyn FnMut(&str, PatchEvent<'_>),
+        on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<PatchInput, String> {
         let header = match op {
             "create_file" => "Add File",
@@ -51,22 +55,26 @@ impl PatchInput {
         input.push(
             id,
             format!("*** Begin Patch\n*** {header}: {path}\n").as_bytes(),
-            on_patch,
+            on_event,
         );
         Ok(input)
     }
 
-    /// Pushes the next fragment; confirmed events go to `on_patch` with `id`. After a refused
+    /// Pushes the next fragment; confirmed events go to `on_event` with `id`. After a refused
     /// byte nothing more is parsed.
-    pub fn push(
-        &mut self,
-        id: &str,
-        fragment: &[u8],
-        on_patch: &mut dyn FnMut(&str, PatchEvent<'_>),
-    ) {
+    pub fn push(&mut self, id: &str, fragment: &[u8], on_event: &mut dyn FnMut(Event<'_>)) {
         if self.parser.error().is_none() && !fragment.is_empty() {
-            let _ = self.parser.push(fragment, &mut |e| on_patch(id, e));
+            let pushed = self
+                .parser
+                .push(fragment, &mut |event| on_event(Event::Patch { id, event }));
             self.at_line_start = fragment.ends_with(b"\n");
+            if let Err(e) = pushed {
+                let message = format!("the patch is malformed: {e}");
+                on_event(Event::PatchRefused {
+                    id,
+                    message: &message,
+                });
+            }
         }
     }
 
@@ -78,20 +86,18 @@ impl PatchInput {
     }
 
     /// Ends the input: `Ok` for a whole patch, else why not.
-    pub fn finish(
-        mut self,
-        id: &str,
-        on_patch: &mut dyn FnMut(&str, PatchEvent<'_>),
-    ) -> Result<(), String> {
+    pub fn finish(mut self, id: &str, on_event: &mut dyn FnMut(Event<'_>)) -> Result<(), String> {
         if self.framed {
             let end: &[u8] = if self.at_line_start {
                 b"*** End Patch\n"
             } else {
                 b"\n*** End Patch\n"
             };
-            self.push(id, end, on_patch);
+            self.push(id, end, on_event);
         }
-        let outcome = self.parser.finish(&mut |e| on_patch(id, e));
+        let outcome = self
+            .parser
+            .finish(&mut |event| on_event(Event::Patch { id, event }));
         match outcome.verdict {
             Verdict::Complete => Ok(()),
             Verdict::Incomplete(unclosed) => Err(format!(
@@ -113,41 +119,45 @@ mod tests {
         let mut input = PatchInput::default();
         let mut files = 0;
         for piece in patch.chunks(3) {
-            input.push("c1", piece, &mut |id, e| {
-                assert_eq!(id, "c1");
-                files += usize::from(matches!(e, PatchEvent::FileEnd { .. }));
+            input.push("c1", piece, &mut |e| {
+                if let Event::Patch { id, event } = e {
+                    assert_eq!(id, "c1");
+                    files += usize::from(matches!(event, PatchEvent::FileEnd { .. }));
+                }
             });
         }
         // The Add is confirmed by the next header, the Delete by its own line end: both
         // before the patch ends.
         assert_eq!(files, 2);
         assert!(input.error().is_none());
-        let cut = input.finish("c1", &mut |_, _| {}).unwrap_err();
+        let cut = input.finish("c1", &mut |_| {}).unwrap_err();
         assert!(cut.contains("cut off"), "{cut}");
 
         let mut bad = PatchInput::default();
-        bad.push(
-            "c2",
-            b"*** Begin Patch\n*** Frobnicate: x\n",
-            &mut |_, _| {},
-        );
+        bad.push("c2", b"*** Begin Patch\n*** Frobnicate: x\n", &mut |_| {});
         assert!(bad.error().unwrap().contains("malformed"));
         let whole = b"*** Begin Patch\n*** Delete File: b.txt\n*** End Patch\n";
         let mut good = PatchInput::default();
-        good.push("c3", whole, &mut |_, _| {});
-        assert_eq!(good.finish("c3", &mut |_, _| {}), Ok(()));
+        good.push("c3", whole, &mut |_| {});
+        assert_eq!(good.finish("c3", &mut |_| {}), Ok(()));
     }
 
     #[test]
     fn an_operation_diff_is_framed_as_a_whole_patch() {
         let mut chunks = 0;
-        let mut count = |_: &str, e: PatchEvent<'_>| {
-            chunks += usize::from(matches!(e, PatchEvent::ChunkEnd));
+        let mut count = |e: Event<'_>| {
+            chunks += usize::from(matches!(
+                e,
+                Event::Patch {
+                    event: PatchEvent::ChunkEnd,
+                    ..
+                }
+            ));
         };
         let mut input = PatchInput::operation("c", "update_file", "a.txt", &mut count).unwrap();
         input.push("c", b"@@\n-old\n+new", &mut count);
         assert_eq!(input.finish("c", &mut count), Ok(()));
         assert_eq!(chunks, 1);
-        assert!(PatchInput::operation("c", "rename", "a", &mut |_, _| {}).is_err());
+        assert!(PatchInput::operation("c", "rename", "a", &mut |_| {}).is_err());
     }
 }

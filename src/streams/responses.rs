@@ -172,10 +172,8 @@ impl Responses {
                 let limits = turn.limits;
                 let at = self.find(&event, turn)?;
                 let call = &mut self.open[at].call;
-                call.append(delta, &limits, &mut |id, event| {
-                    on_event(Event::Patch { id, event })
-                })
-                .map_err(|kind| too_long(kind, call, turn))
+                call.append(delta, &limits, on_event)
+                    .map_err(|kind| too_long(kind, call, turn))
             }
             "response.function_call_arguments.done"
             | "response.custom_tool_call_input.done"
@@ -189,10 +187,8 @@ impl Responses {
                 let limits = turn.limits;
                 let at = self.find(&event, turn)?;
                 let call = &mut self.open[at].call;
-                call.complete_with(value, &limits, &mut |id, event| {
-                    on_event(Event::Patch { id, event })
-                })
-                .map_err(|kind| too_long(kind, call, turn))
+                call.complete_with(value, &limits, on_event)
+                    .map_err(|kind| too_long(kind, call, turn))
             }
             "response.output_text.delta" | "response.refusal.delta" => {
                 turn.text(required(event.delta.as_deref(), "delta", turn)?, on_event)
@@ -308,10 +304,8 @@ impl Responses {
             .or(item.operation.as_ref().and_then(|o| o.diff.as_deref()));
         if let Some(value) = value {
             let limits = turn.limits;
-            call.complete_with(value, &limits, &mut |id, event| {
-                on_event(Event::Patch { id, event })
-            })
-            .map_err(|kind| too_long(kind, &call, turn))?;
+            call.complete_with(value, &limits, on_event)
+                .map_err(|kind| too_long(kind, &call, turn))?;
         }
         match item.status.as_deref() {
             None | Some("completed") => turn.confirm(call, on_event),
@@ -385,9 +379,6 @@ fn open_call(
     let id = item.call_id.as_deref().unwrap_or("");
     let name = item.name.as_deref().unwrap_or("");
     let limits = turn.limits;
-    let mut on_patch = |id: &str, event: frontier_core::apply_patch::PatchEvent<'_>| {
-        on_event(Event::Patch { id, event })
-    };
     let (mut call, first) = match item.kind.as_ref() {
         "function_call" => (
             Pending::new(id, name, CallKind::Function),
@@ -411,7 +402,7 @@ fn open_call(
             let mut call = Pending::new(id, "apply_patch", CallKind::ApplyPatch);
             let path = op.path.as_deref().unwrap_or("");
             call.patch = Some(
-                PatchInput::operation(id, &op.kind, path, &mut on_patch)
+                PatchInput::operation(id, &op.kind, path, on_event)
                     .map_err(|m| turn.error(StreamErrorKind::BadEvent, m))?,
             );
             (call, op.diff.as_deref())
@@ -419,7 +410,7 @@ fn open_call(
         _ => return Ok(None),
     };
     if let Some(first) = first.filter(|f| !f.is_empty()) {
-        call.append(first, &limits, &mut on_patch)
+        call.append(first, &limits, on_event)
             .map_err(|kind| too_long(kind, &call, turn))?;
     }
     Ok(Some(call))
@@ -442,4 +433,64 @@ fn too_long(kind: StreamErrorKind, call: &Pending, turn: &Turn) -> StreamError {
             call.id, turn.limits.max_call_bytes
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{read, shown, triples};
+    use super::super::{Api, StreamErrorKind};
+
+    const ADDED: &str = r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":""}}"#;
+
+    fn done(arguments: &str, status: &str) -> String {
+        format!(
+            r#"{{"type":"response.output_item.done","output_index":0,"item":{{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":{arguments:?},"status":"{status}"}}}}"#
+        )
+    }
+
+    #[test]
+    fn a_done_item_confirms_and_its_value_must_match_the_deltas() {
+        let delta = r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{}"}"#;
+        let (calls, summary) = read(
+            Api::OpenAiResponses,
+            &[ADDED, delta, &done("{}", "completed")],
+        );
+        assert_eq!(shown(&calls), triples(&[("call_1", "f", "{}")]));
+        assert!(!summary.ended_cleanly, "no response.completed");
+        let (calls, summary) = read(
+            Api::OpenAiResponses,
+            &[ADDED, delta, &done("{\"a\":1}", "completed")],
+        );
+        assert!(calls.is_empty());
+        assert_eq!(summary.malformed.len(), 1);
+        // Done without being added: read as added and done at once.
+        let (calls, _) = read(Api::OpenAiResponses, &[&done("{\"b\":2}", "completed")]);
+        assert_eq!(shown(&calls), triples(&[("call_1", "f", "{\"b\":2}")]));
+        let (calls, summary) = read(Api::OpenAiResponses, &[ADDED, &done("{", "incomplete")]);
+        assert!(calls.is_empty());
+        assert_eq!(summary.incomplete[0].text, "{");
+    }
+
+    #[test]
+    fn deltas_for_items_that_are_not_open_and_failures_are_errors() {
+        let stray = r#"{"type":"response.function_call_arguments.delta","item_id":"fc_9","output_index":3,"delta":"{}"}"#;
+        let (_, summary) = read(Api::OpenAiResponses, &[ADDED, stray]);
+        assert_eq!(summary.error.unwrap().kind, StreamErrorKind::UnknownCall);
+        assert_eq!(summary.incomplete.len(), 1);
+        let failed = r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"boom"}}}"#;
+        let (_, summary) = read(Api::OpenAiResponses, &[failed]);
+        assert_eq!(summary.finish_reason.as_deref(), Some("failed"));
+        let error = summary.error.unwrap();
+        assert_eq!(
+            (error.kind, error.message.as_str()),
+            (StreamErrorKind::ProviderError, "boom")
+        );
+        let (_, summary) = read(Api::OpenAiResponses, &[r#"{"sequence_number":1}"#]);
+        assert_eq!(summary.error.unwrap().kind, StreamErrorKind::BadEvent);
+        let (_, summary) = read(
+            Api::OpenAiResponses,
+            &[r#"{"type":"response.output_item.added","output_index":0}"#],
+        );
+        assert_eq!(summary.error.unwrap().kind, StreamErrorKind::BadEvent);
+    }
 }

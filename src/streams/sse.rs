@@ -555,11 +555,16 @@ mod tests {
         // The unfinished last line: a prefix of a field name may still become one.
         assert_eq!(read_strict(b"dat").1, None);
         assert_eq!(read_strict(b"data: {\"cut").1, None);
-        assert_eq!(read_strict(b"<html>").1.map(|e| e.kind), Some(SseErrorKind::NotSse));
+        assert_eq!(
+            read_strict(b"<html>").1.map(|e| e.kind),
+            Some(SseErrorKind::NotSse)
+        );
         assert_eq!(read_strict(b"{\"a\":1}").1.map(|e| e.offset), Some(0));
         // The lax reader (the agent loop's) ignores such lines.
         let mut lax = SseReader::default();
-        assert!(lax.push(b"junk\n\n", &mut |_| ControlFlow::Continue(())).is_ok());
+        assert!(lax
+            .push(b"junk\n\n", &mut |_| ControlFlow::Continue(()))
+            .is_ok());
         assert_eq!(lax.finish(), Ok(()));
     }
 

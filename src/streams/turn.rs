@@ -56,6 +56,14 @@ pub enum Event<'a> {
         /// The parser's event.
         event: PatchEvent<'a>,
     },
+    /// The patch of an `apply_patch` call is malformed: known the moment its parser refuses
+    /// a byte, before the call ends (it will be reported as malformed, never confirmed).
+    PatchRefused {
+        /// The call's id.
+        id: &'a str,
+        /// Why.
+        message: &'a str,
+    },
 }
 
 /// How the stream ended: the last line of `frontier stream`.
@@ -231,7 +239,7 @@ impl Turn {
         call: Pending,
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), StreamError> {
-        match call.confirm(&mut |id, event| on_event(Event::Patch { id, event })) {
+        match call.confirm(on_event) {
             Ok(call) => {
                 on_event(Event::Call(&call));
                 Ok(())
