@@ -292,3 +292,32 @@ fn usage_errors_exit_2() {
     );
     assert_eq!(status, 2, "{stderr}");
 }
+
+#[test]
+fn the_truncation_experiment_in_provider_formats() {
+    let (status, stdout, stderr) = run(["truncate", "--providers", "--json"], b"");
+    assert_eq!(status, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(report["calls"], 26);
+    for format in ["openai_chat", "anthropic"] {
+        let runtimes = &report["providers"][format];
+        let cuts = runtimes["frontier"]["cut_points"].as_u64().unwrap();
+        for runtime in [
+            "frontier",
+            "frontier_relabelled",
+            "accumulate_parse",
+            "healing",
+        ] {
+            assert_eq!(runtimes[runtime]["cut_points"], cuts, "{format} {runtime}");
+        }
+        // frontier executes nothing wrong under an honest limit; healing does.
+        assert_eq!(runtimes["frontier"]["executed_wrong"], 0, "{format}");
+        assert!(runtimes["healing"]["executed_wrong"].as_u64().unwrap() > 0);
+        // Relabelled, the only wrong calls are those cut right after their header: one per
+        // call of the corpus.
+        assert_eq!(
+            runtimes["frontier_relabelled"]["executed_wrong"], 26,
+            "{format}"
+        );
+    }
+}

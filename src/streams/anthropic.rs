@@ -11,7 +11,11 @@
 //!   `unknown_call` error.
 //! - `content_block_stop` finishes the block: a call is confirmed when its joined input parses
 //!   as a JSON object (`""`, a tool with no input, reads as `{}`); a call whose start already
-//!   held a non-empty `input` and got no deltas has that input.
+//!   held a non-empty `input` and got no deltas has that input. A block stopped with no input
+//!   at all is held for one event: the API also stops the block an output limit cut right
+//!   after its start, so it is confirmed by the next event unless that is the `message_delta`
+//!   saying `max_tokens` (then it is incomplete). Only an empty input is ambiguous: a
+//!   non-empty prefix of a JSON object never parses as one.
 //! - `message_delta` gives the `stop_reason` (`max_tokens` is a truncation); `message_stop` is
 //!   the terminal event; `error` is the server's error.
 
@@ -81,6 +85,8 @@ enum Open {
 #[derive(Debug, Default)]
 pub struct Anthropic {
     open: Vec<(u64, Open)>,
+    /// A tool block stopped with no input, waiting for the next event.
+    held: Option<Pending>,
 }
 
 impl Anthropic {
@@ -100,6 +106,21 @@ impl Anthropic {
             Some(kind) => kind.clone(),
             None => Cow::Owned(String::from_utf8_lossy(name).into_owned()),
         };
+        if kind != "ping" {
+            if let Some(call) = self.held.take() {
+                let cut = kind == "message_delta"
+                    && event
+                        .delta
+                        .as_ref()
+                        .and_then(|d| d.stop_reason.as_deref())
+                        .is_some_and(|r| r == "max_tokens");
+                if cut {
+                    turn.incomplete(call)?;
+                } else {
+                    turn.confirm(call, on_event)?;
+                }
+            }
+        }
         match kind.as_ref() {
             "message_start" | "ping" => Ok(()),
             "content_block_start" => self.start(event, turn, on_event),
@@ -112,6 +133,10 @@ impl Anthropic {
                             let limits = turn.limits;
                             call.complete_with(&initial, &limits, &mut |_| {})
                                 .map_err(|kind| turn.error(kind, "a tool input over the bound"))?;
+                        }
+                        if call.text.is_empty() {
+                            self.held = Some(call);
+                            return Ok(());
                         }
                         turn.confirm(call, on_event)
                     }
@@ -272,6 +297,9 @@ impl Anthropic {
 
     /// The end of the stream: open calls are incomplete.
     pub fn finish(&mut self, turn: &mut Turn) -> Result<(), StreamError> {
+        if let Some(call) = self.held.take() {
+            turn.incomplete(call)?;
+        }
         for (_, open) in self.open.drain(..) {
             if let Open::Call { call, .. } = open {
                 turn.incomplete(call)?;
@@ -319,6 +347,21 @@ mod tests {
         let whole = r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_2","name":"g","input":{"q":"x"}}}"#;
         let (calls, _) = read(Api::AnthropicMessages, &[whole, STOP]);
         assert_eq!(shown(&calls), triples(&[("toolu_2", "g", r#"{"q":"x"}"#)]));
+        // No input: held until the next event says the message was not cut.
+        let empty = r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_3","name":"h","input":{}}}"#;
+        let stopped = |reason: &str| {
+            format!(r#"{{"type":"message_delta","delta":{{"stop_reason":"{reason}"}}}}"#)
+        };
+        let (calls, _) = read(Api::AnthropicMessages, &[empty, STOP, &stopped("tool_use")]);
+        assert_eq!(shown(&calls), triples(&[("toolu_3", "h", "")]));
+        let (calls, summary) = read(
+            Api::AnthropicMessages,
+            &[empty, STOP, &stopped("max_tokens")],
+        );
+        assert!(calls.is_empty());
+        assert_eq!(summary.incomplete.len(), 1);
+        let (calls, summary) = read(Api::AnthropicMessages, &[empty, STOP]);
+        assert!(calls.is_empty() && summary.incomplete.len() == 1);
         // Cut before its stop: incomplete.
         let (calls, summary) = read(Api::AnthropicMessages, &[START, &delta("{\"a\"")]);
         assert!(calls.is_empty());
