@@ -344,30 +344,29 @@ impl Responses {
     }
 }
 
+/// The types `on_event` reads.
+const READ: &[&str] = &[
+    "error",
+    "response.output_item.added",
+    "response.output_item.done",
+    "response.function_call_arguments.delta",
+    "response.function_call_arguments.done",
+    "response.custom_tool_call_input.delta",
+    "response.custom_tool_call_input.done",
+    "response.apply_patch_call_operation_diff.delta",
+    "response.apply_patch_call_operation_diff.done",
+    "response.output_text.delta",
+    "response.refusal.delta",
+    "response.reasoning_text.delta",
+    "response.reasoning_summary_text.delta",
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+];
+
 /// The types `on_event` reads or ignores on purpose.
 fn known(kind: &str) -> bool {
-    IGNORED.contains(&kind)
-        || kind == "error"
-        || (kind.starts_with("response.")
-            && [
-                ".output_item.added",
-                ".output_item.done",
-                ".function_call_arguments.delta",
-                ".function_call_arguments.done",
-                ".custom_tool_call_input.delta",
-                ".custom_tool_call_input.done",
-                ".apply_patch_call_operation_diff.delta",
-                ".apply_patch_call_operation_diff.done",
-                ".output_text.delta",
-                ".refusal.delta",
-                ".reasoning_text.delta",
-                ".reasoning_summary_text.delta",
-                ".completed",
-                ".incomplete",
-                ".failed",
-            ]
-            .iter()
-            .any(|suffix| kind.strip_prefix("response").is_some_and(|k| k == *suffix)))
+    READ.contains(&kind) || IGNORED.contains(&kind)
 }
 
 /// The call an item opens, or `None` for an item that is not a call.
