@@ -112,7 +112,7 @@ pub struct Pending {
     /// A `.done` value that differed from the fragments.
     pub conflict: bool,
     /// The patch parser an `apply_patch` input streams into.
-    pub patch: Option<PatchInput>,
+    pub patch: Option<Box<PatchInput>>,
 }
 
 impl Pending {
@@ -125,7 +125,7 @@ impl Pending {
             text: String::new(),
             streamed: false,
             conflict: false,
-            patch: (kind == CallKind::ApplyPatch).then(PatchInput::default),
+            patch: (kind == CallKind::ApplyPatch).then(Box::default),
         }
     }
 

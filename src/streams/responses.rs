@@ -400,10 +400,10 @@ fn open_call(
             };
             let mut call = Pending::new(id, "apply_patch", CallKind::ApplyPatch);
             let path = op.path.as_deref().unwrap_or("");
-            call.patch = Some(
+            call.patch = Some(Box::new(
                 PatchInput::operation(id, &op.kind, path, on_event)
                     .map_err(|m| turn.error(StreamErrorKind::BadEvent, m))?,
-            );
+            ));
             (call, op.diff.as_deref())
         }
         _ => return Ok(None),
