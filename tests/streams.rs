@@ -280,3 +280,76 @@ fn a_malformed_patch_is_known_before_its_call_ends() {
     // Cut before its done item, the call is incomplete; whole, it is malformed (corpus).
     assert_eq!(summary.incomplete.len(), 1);
 }
+
+/// Reads `bytes` of `api` in `format`, cut into pieces at `cuts` (sorted offsets).
+fn read_at(api: Api, format: Format, bytes: &[u8], cuts: &[usize]) -> (Vec<Call>, Summary) {
+    let mut reader = StreamReader::new(api, format);
+    let mut calls = Vec::new();
+    let mut on_event = |e: Event<'_>| {
+        if let Event::Call(call) = e {
+            calls.push(call.clone());
+        }
+    };
+    let mut at = 0;
+    for &cut in cuts.iter().chain([&bytes.len()]) {
+        let cut = cut.clamp(at, bytes.len());
+        if reader.push(&bytes[at..cut], &mut on_event).is_err() {
+            break;
+        }
+        at = cut;
+    }
+    let summary = reader.finish(&mut on_event);
+    (calls, summary)
+}
+
+mod damaged {
+    use super::*;
+    use proptest::prelude::*;
+
+    const ALL: &[(Api, &str)] = &[
+        (Api::OpenAiChat, "openai-chat/two_calls.sse"),
+        (Api::OpenAiChat, "openai-chat/keepalive_crlf_padded.sse"),
+        (
+            Api::OpenAiResponses,
+            "openai-responses/apply_patch_custom.sse",
+        ),
+        (Api::OpenAiResponses, "openai-responses/function_calls.sse"),
+        (
+            Api::AnthropicMessages,
+            "anthropic-messages/thinking_server_tool.sse",
+        ),
+        (Api::AnthropicMessages, "anthropic-messages/tool_use.sse"),
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        /// A damaged stream (bytes removed, inserted or changed), read in any format and any
+        /// chunking: no panic, and the same calls and summary whatever the chunking.
+        #[test]
+        fn damaged_streams_read_the_same_at_every_chunking(
+            which in 0..ALL.len(),
+            start in 0usize..4000,
+            removed in 0usize..40,
+            inserted in proptest::collection::vec(any::<u8>(), 0..12),
+            mut cuts in proptest::collection::vec(0usize..4000, 0..12),
+            jsonl in any::<bool>(),
+        ) {
+            let (api, path) = ALL[which];
+            let mut bytes = corpus(path);
+            let start = start.min(bytes.len());
+            let end = (start + removed).min(bytes.len());
+            bytes.splice(start..end, inserted);
+            cuts.sort_unstable();
+            let format = if jsonl { Format::Jsonl } else { Format::Sse };
+            let whole = read_at(api, format, &bytes, &[]);
+            prop_assert_eq!(&read_at(api, format, &bytes, &cuts), &whole);
+            let ones: Vec<usize> = (1..bytes.len()).collect();
+            prop_assert_eq!(&read_at(api, format, &bytes, &ones), &whole);
+            // Nothing is both confirmed and reported.
+            for call in &whole.0 {
+                prop_assert!(!whole.1.malformed.iter().any(|m| m.id == call.id && !m.id.is_empty()));
+            }
+        }
+    }
+}
