@@ -54,7 +54,7 @@ pub fn erase_outcome<K: ErrorKind>(outcome: Outcome<K>) -> ErasedOutcome {
 }
 
 /// A push parser whose language is known only at run time.
-pub trait DynParser: Send {
+pub trait DynParser: Send + Sync {
     /// [`PushParser::push`]; each confirmed event reaches `on_event` as its JSON text.
     fn push(&mut self, chunk: &[u8], on_event: &mut dyn FnMut(&[u8])) -> Result<(), ErasedError>;
     /// [`PushParser::finish`], events likewise.
@@ -80,7 +80,7 @@ fn emit(record: &Record, json: &mut Vec<u8>, on_event: &mut dyn FnMut(&[u8])) {
     }
 }
 
-impl<P: PushParser + Send> DynParser for Erased<P> {
+impl<P: PushParser + Send + Sync> DynParser for Erased<P> {
     fn push(&mut self, chunk: &[u8], on_event: &mut dyn FnMut(&[u8])) -> Result<(), ErasedError> {
         let json = &mut self.json;
         self.parser
@@ -125,7 +125,7 @@ pub fn build(spec: &ParserSpec) -> Box<dyn DynParser> {
     }
 }
 
-fn erase<P: PushParser + Send + 'static>(parser: P) -> Box<dyn DynParser> {
+fn erase<P: PushParser + Send + Sync + 'static>(parser: P) -> Box<dyn DynParser> {
     Box::new(Erased {
         parser,
         json: Vec::new(),
