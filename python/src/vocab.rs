@@ -160,6 +160,13 @@ impl Vocab {
         self.vocab.mask_words()
     }
 
+    /// ``text``'s token ids by the vocabulary's own tokenizer: the tiktoken encodings have one
+    /// (special-token names are encoded as plain text); other vocabularies raise
+    /// ``ValueError``.
+    fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        py.detach(|| self.vocab.encode(text)).map_err(vocab_error)
+    }
+
     /// Id ``token``'s bytes (empty for a special token or a hole).
     fn token_bytes<'py>(&self, py: Python<'py>, token: u32) -> PyResult<Bound<'py, PyBytes>> {
         if token >= self.vocab.size() {
