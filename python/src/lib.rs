@@ -29,6 +29,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<parser::Parser>()?;
     m.add("ParseError", m.py().get_type::<parser::ParseError>())?;
     m.add_function(wrap_pyfunction!(matcher::fill_next_token_bitmasks, m)?)?;
+    m.add_function(wrap_pyfunction!(matcher::_rust_fill_ns, m)?)?;
     m.add("DEFAULT_MAX_ROLLBACK", frontier_core::mask::DEFAULT_HISTORY)?;
     Ok(())
 }

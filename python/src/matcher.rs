@@ -280,3 +280,30 @@ fn fill_parallel(mut jobs: Vec<Job<'_>>, threads: usize) -> Result<(), Failure> 
         result
     })
 }
+
+/// For `python/bench`: the mean time in nanoseconds of `reps` calls of the Rust matcher's
+/// `fill_mask` into row `index` of `bitmask`, with no Python between them: what
+/// `fill_next_token_bitmask` costs without the binding.
+#[pyfunction]
+#[pyo3(signature = (matcher, bitmask, index, reps))]
+pub fn _rust_fill_ns(
+    py: Python<'_>,
+    matcher: PyRef<'_, Matcher>,
+    bitmask: &Bound<'_, PyAny>,
+    index: i64,
+    reps: u32,
+) -> PyResult<f64> {
+    let mask_words = matcher.grammar.mask_words();
+    let mut bitmask = Bitmask::of(bitmask, mask_words)?;
+    let row = bitmask.row(index)?;
+    let inner = &*matcher.inner;
+    let elapsed = py.detach(|| {
+        let start = std::time::Instant::now();
+        for _ in 0..reps {
+            fill_row(inner, mask_words, std::hint::black_box(&mut *row))?;
+        }
+        Ok(start.elapsed())
+    });
+    let elapsed = elapsed.map_err(mask_error)?;
+    Ok(elapsed.as_nanos() as f64 / f64::from(reps.max(1)))
+}

@@ -1,0 +1,151 @@
+"""Per-row mask fills through Python: frontier's binding against its Rust matcher called
+directly, side by side with llguidance's Python matcher; and 64 rows filled in parallel.
+
+    python python/bench/bench_fill.py [--tokens N] [--calls K] [--no-llguidance]
+
+Vocabulary o200k_base; the token sequence is `corpora/apply_patch/git_history.patch`
+(strict mode, as `benches/mask.rs`), its first N tokens. Every state is filled once before the
+timed pass (the masks are cached: the steady state of a long generation), then at each step
+the same row is filled K times in a row, five times, and the fastest mean kept, for:
+
+- rust: the Rust matcher's `fill_mask` in a loop inside the extension (`_rust_fill_ns`), no
+  Python between calls;
+- frontier: `Matcher.fill_next_token_bitmask(bitmask, 0)` called from Python;
+- llguidance: `llguidance.numpy.fill_next_token_bitmask(matcher, bitmask, 0)` over the same
+  vocabulary (special tokens as 0xFF and a name) and Codex's Lark grammar.
+
+Then 64 matchers at 64 different states, filled by `fill_next_token_bitmasks` on 1 and on
+2 threads: warm (masks cached) and cold (a fresh vocabulary, so every row walks the trie).
+llguidance is needed only for its column (`pip install llguidance`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import statistics
+import time
+
+import numpy as np
+
+import frontier_stream as fs
+from frontier_stream import _native
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+PATCH = REPO / "corpora" / "apply_patch" / "git_history.patch"
+GRAMMAR = REPO / "grammars" / "apply_patch.lark"
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def per_call(fill, calls: int, passes: int = 5) -> float:
+    """The fastest of `passes` runs of `calls` calls, per call: a run the machine preempted
+    (other processes share the cores) is filtered out, as `benches/mask.rs` does."""
+    best = float("inf")
+    for _ in range(passes):
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            fill()
+        best = min(best, (time.perf_counter_ns() - start) / calls)
+    return best
+
+
+def frontier_steps(vocab, tokens, calls):
+    m = fs.Matcher(vocab, "apply_patch")
+    bitmask = fs.allocate_token_bitmask(1, vocab)
+    warm = m.copy()
+    for t in tokens:  # every state's mask into the cache
+        warm.fill_next_token_bitmask(bitmask, 0)
+        assert warm.accept_token(t)
+    rust, python = [], []
+    fill = m.fill_next_token_bitmask
+    for t in tokens:
+        rust.append(min(_native._rust_fill_ns(m, bitmask, 0, calls) for _ in range(5)))
+        python.append(per_call(lambda: fill(bitmask, 0), calls))
+        assert m.accept_token(t)
+    return rust, python
+
+
+def llguidance_steps(vocab, tokens, calls):
+    import llguidance
+    import llguidance.numpy as lln
+
+    class Tokens:
+        eos_token_id = vocab.eos_ids[0]
+        bos_token_id = None
+        tokens = [vocab.token_bytes(i) or b"\xff<special_%d>" % i for i in range(vocab.size)]
+        special_token_ids = [i for i in range(vocab.size) if not vocab.token_bytes(i)]
+
+        def __call__(self, text):
+            return vocab.encode(text)
+
+    tokenizer = llguidance.LLTokenizer(llguidance.TokenizerWrapper(Tokens()))
+    lark = '%llguidance {"no_forcing": true}\n' + GRAMMAR.read_text()
+    m = llguidance.LLMatcher(tokenizer, llguidance.LLMatcher.grammar_from_lark(lark), log_level=0)
+    assert not m.is_error(), m.get_error()
+    bitmask = lln.allocate_token_bitmask(1, vocab.size)
+    times = []
+    for t in tokens:
+        times.append(per_call(lambda: lln.fill_next_token_bitmask(m, bitmask, 0), calls))
+        assert m.consume_token(t), m.get_error()
+    return times
+
+
+def parallel(vocab_factory, tokens, rows=64, reps=5):
+    """Seconds per call of filling `rows` rows, warm and cold, on 1 and 2 threads."""
+    out = {}
+    for label, cold in (("warm", False), ("cold", True)):
+        for threads in (1, 2):
+            best = float("inf")
+            for _ in range(reps if not cold else 2):
+                vocab = vocab_factory() if cold or not out else shared
+                matchers = []
+                for i in range(rows):
+                    m = fs.Matcher(vocab, "apply_patch")
+                    assert m.accept_tokens(tokens[: (i * 7) % len(tokens)])
+                    matchers.append(m)
+                bitmask = fs.allocate_token_bitmask(rows, vocab)
+                if not cold:
+                    fs.fill_next_token_bitmasks(matchers, bitmask, threads=1)
+                start = time.perf_counter()
+                fs.fill_next_token_bitmasks(matchers, bitmask, threads=threads)
+                best = min(best, time.perf_counter() - start)
+                if not cold:
+                    shared = vocab
+            out[(label, threads)] = best
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tokens", type=int, default=2000)
+    ap.add_argument("--calls", type=int, default=200)
+    ap.add_argument("--no-llguidance", action="store_true")
+    args = ap.parse_args()
+    vocab = fs.Vocab.from_tiktoken("o200k_base")
+    tokens = vocab.encode(PATCH.read_text())[: args.tokens]
+    print(f"o200k_base, {len(tokens)} tokens of {PATCH.name}, {args.calls} calls a step, "
+          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    rust, python = frontier_steps(vocab, tokens, args.calls)
+    overhead = [p - r for p, r in zip(python, rust)]
+    rows = [("rust (no Python)", rust), ("frontier via Python", python),
+            ("overhead (frontier - rust)", overhead)]
+    if not args.no_llguidance:
+        rows.append(("llguidance via Python", llguidance_steps(vocab, tokens, args.calls)))
+    print("| per call, µs | median | p99 | max |\n|---|---|---|---|")
+    for name, values in rows:
+        us = [v / 1000 for v in values]
+        print(f"| {name} | {statistics.median(us):.3f} | {pct(us, 0.99):.3f} | {max(us):.3f} |")
+    times = parallel(lambda: fs.Vocab.from_tiktoken("o200k_base"), tokens)
+    print("| 64 rows, ms | 1 thread | 2 threads | speed-up |\n|---|---|---|---|")
+    for label in ("warm", "cold"):
+        one, two = times[(label, 1)] * 1e3, times[(label, 2)] * 1e3
+        print(f"| {label} | {one:.3f} | {two:.3f} | {one / two:.2f}× |")
+
+
+if __name__ == "__main__":
+    main()
