@@ -19,7 +19,14 @@ fn the_python_package_passes_its_tests() {
     };
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let status = Command::new(&python)
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "python/tests"])
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "python/tests",
+        ])
         .current_dir(root)
         .env("FRONTIER_BIN", env!("CARGO_BIN_EXE_frontier"))
         .status()

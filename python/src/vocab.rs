@@ -113,7 +113,10 @@ impl Vocab {
             let bytes = token.cast::<PyBytes>().map_err(|_| {
                 PyTypeError::new_err(format!(
                     "tokens[{id}] is a {}, not bytes or None",
-                    token.get_type().name().map_or("?".into(), |n| n.to_string())
+                    token
+                        .get_type()
+                        .name()
+                        .map_or("?".into(), |n| n.to_string())
                 ))
             })?;
             table.push(bytes.as_bytes().to_vec());
