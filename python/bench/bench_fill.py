@@ -14,6 +14,9 @@ the same row is filled K times in a row, five times, and the fastest mean kept, 
 - llguidance: `llguidance.numpy.fill_next_token_bitmask(matcher, bitmask, 0)` over the same
   vocabulary (special tokens as 0xFF and a name) and Codex's Lark grammar.
 
+The first fill of each step is timed too, once, from an empty cache (frontier: a fresh
+vocabulary; llguidance: before it has computed that step's mask), the cost of a cold run.
+
 Then 64 matchers at 64 different states, filled by `fill_next_token_bitmasks` on 1 and on
 2 threads: warm (masks cached) and cold (a fresh vocabulary, so every row walks the trie).
 llguidance is needed only for its column (`pip install llguidance`).
@@ -54,6 +57,23 @@ def per_call(fill, calls: int, passes: int = 5) -> float:
     return best
 
 
+def once(fill) -> float:
+    start = time.perf_counter_ns()
+    fill()
+    return time.perf_counter_ns() - start
+
+
+def frontier_first(vocab, tokens):
+    """The first fill at each step, from an empty cache (`vocab` is fresh): a cold run."""
+    m = fs.Matcher(vocab, "apply_patch")
+    bitmask = fs.allocate_token_bitmask(1, vocab)
+    times = []
+    for t in tokens:
+        times.append(once(lambda: m.fill_next_token_bitmask(bitmask, 0)))
+        assert m.accept_token(t)
+    return times
+
+
 def frontier_steps(vocab, tokens, calls):
     m = fs.Matcher(vocab, "apply_patch")
     bitmask = fs.allocate_token_bitmask(1, vocab)
@@ -88,11 +108,13 @@ def llguidance_steps(vocab, tokens, calls):
     m = llguidance.LLMatcher(tokenizer, llguidance.LLMatcher.grammar_from_lark(lark), log_level=0)
     assert not m.is_error(), m.get_error()
     bitmask = lln.allocate_token_bitmask(1, vocab.size)
-    times = []
+    first, again = [], []
     for t in tokens:
-        times.append(per_call(lambda: lln.fill_next_token_bitmask(m, bitmask, 0), calls))
+        fill = lambda: lln.fill_next_token_bitmask(m, bitmask, 0)  # noqa: E731
+        first.append(once(fill))
+        again.append(per_call(fill, calls))
         assert m.consume_token(t), m.get_error()
-    return times
+    return first, again
 
 
 def parallel(vocab_factory, tokens, rows=64, reps=5):
@@ -130,12 +152,17 @@ def main() -> None:
     tokens = vocab.encode(PATCH.read_text())[: args.tokens]
     print(f"o200k_base, {len(tokens)} tokens of {PATCH.name}, {args.calls} calls a step, "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    first = frontier_first(fs.Vocab.from_tiktoken("o200k_base"), tokens)
     rust, python = frontier_steps(vocab, tokens, args.calls)
     overhead = [p - r for p, r in zip(python, rust)]
-    rows = [("rust (no Python)", rust), ("frontier via Python", python),
-            ("overhead (frontier - rust)", overhead)]
+    rows = [("frontier, first fill of each step (cold cache)", first),
+            ("rust, again at the same step (no Python)", rust),
+            ("frontier via Python, again at the same step", python),
+            ("overhead (frontier via Python - rust)", overhead)]
     if not args.no_llguidance:
-        rows.append(("llguidance via Python", llguidance_steps(vocab, tokens, args.calls)))
+        ll_first, ll_again = llguidance_steps(vocab, tokens, args.calls)
+        rows.append(("llguidance via Python, first fill of each step", ll_first))
+        rows.append(("llguidance via Python, again at the same step", ll_again))
     print("| per call, µs | median | p99 | max |\n|---|---|---|---|")
     for name, values in rows:
         us = [v / 1000 for v in values]

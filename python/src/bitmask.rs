@@ -93,6 +93,9 @@ impl Bitmask {
             return Err(PyValueError::new_err("bitmask must be C-contiguous"));
         }
         let (rows, words) = shape_of(buffer.shape()[0], buffer.shape()[1], mask_words)?;
+        if rows * words > 0 && buffer.buf_ptr().is_null() {
+            return Err(PyValueError::new_err("bitmask's buffer pointer is null"));
+        }
         Ok(Bitmask {
             base: buffer.buf_ptr() as usize,
             _source: Source::Buffer(buffer),
@@ -145,11 +148,26 @@ impl Bitmask {
             .ok()
             .filter(|&i| i < self.rows)
             .ok_or_else(|| self.out_of_range(index))?;
-        // SAFETY: `base` points to `rows * words` writable, aligned, C-contiguous 4-byte
-        // words (checked in `of`: the buffer's format, flags and shape, or the tensor's dtype,
-        // device, contiguity and shape), kept alive by `_source`; `index < rows`, so the row
-        // lies inside; `&mut self` makes it the only slice handed out.
-        Ok(unsafe { std::slice::from_raw_parts_mut(self.row_ptr(index), self.words) })
+        // SAFETY: `index < rows`; `&mut self` makes this the only slice handed out.
+        Ok(unsafe { self.row_slice(index) })
+    }
+
+    /// Row `index` as a slice.
+    ///
+    /// # Safety
+    /// `index < rows`; no other slice of that row is alive while this one is, and this one
+    /// does not outlive `self` (the callers tie it to their `&mut self`).
+    unsafe fn row_slice<'a>(&self, index: usize) -> &'a mut [u32] {
+        if self.words == 0 {
+            return &mut [];
+        }
+        let row = (self.base as *mut u32).wrapping_add(index * self.words);
+        // SAFETY: `base` is non-null and points to `rows * words` writable, aligned,
+        // C-contiguous 4-byte words (checked in `of`: the buffer's format, flags and shape,
+        // or the tensor's dtype, device, contiguity, shape and pointer), kept alive by
+        // `_source` while `self` lives, which the slice does not outlive; `index < rows`, so
+        // the row lies inside; the caller guarantees that nothing else aliases it.
+        unsafe { std::slice::from_raw_parts_mut(row, self.words) }
     }
 
     fn out_of_range(&self, index: impl std::fmt::Display) -> PyErr {
@@ -177,15 +195,9 @@ impl Bitmask {
         }
         Ok(checked
             .iter()
-            .map(|&index| {
-                // SAFETY: as in `row`; the indices are distinct (checked above), so the
-                // slices are disjoint, and `&mut self` keeps any other slice from existing.
-                unsafe { std::slice::from_raw_parts_mut(self.row_ptr(index), self.words) }
-            })
+            // SAFETY: each index is below `rows` and they are distinct (checked above), so
+            // the slices are disjoint; `&mut self` keeps any other slice from existing.
+            .map(|&index| unsafe { self.row_slice(index) })
             .collect())
-    }
-
-    fn row_ptr(&self, index: usize) -> *mut u32 {
-        (self.base as *mut u32).wrapping_add(index * self.words)
     }
 }

@@ -315,3 +315,15 @@ def test_torch_tensors_are_read_through_data_ptr(vocab):
             m.fill_next_token_bitmask(tensor, 0)
     with pytest.raises(IndexError):
         m.fill_next_token_bitmask(FakeTensor(array), 3)
+
+
+def test_an_empty_vocabulary_has_empty_rows():
+    try:
+        vocab = fs.Vocab.from_token_bytes([])
+    except ValueError:
+        pytest.skip("an empty vocabulary is refused")
+    m = fs.Matcher(vocab, "ctl")
+    assert m.mask_words == 0
+    m.fill_next_token_bitmask(np.zeros((1, 0), dtype=np.int32), 0)
+    m.fill_next_token_bitmask(FakeTensor(np.zeros((1, 0), dtype=np.int32)), 0)
+    fs.fill_next_token_bitmasks([m], np.zeros((1, 0), dtype=np.int32))
