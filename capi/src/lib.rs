@@ -13,7 +13,6 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod boundary;
-pub mod dyn_parser;
 pub mod matcher;
 pub mod parser;
 pub mod vocab;

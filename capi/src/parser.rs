@@ -4,10 +4,11 @@
 
 use std::ffi::{c_char, c_void};
 
+use frontier_core::contract::Verdict;
+use frontier_core::dyn_parser::{self, DynParser};
 use frontier_core::language::ParserSpec;
 
 use crate::boundary::{c_slice, c_text, free_handle, guard, write_message, LastError};
-use crate::dyn_parser::{self, DynParser};
 
 /// Receives one event as JSON text, `json_len` bytes, not NUL-terminated, valid during the
 /// call only.
@@ -105,7 +106,9 @@ pub unsafe extern "C" fn frontier_parser_push(
         let data = unsafe { c_slice(data, len, "data")? };
         let parser = p.parser.as_mut().ok_or(FINISHED)?;
         // SAFETY: the caller's contract on `cb` and `user`.
-        parser.push(data, &mut |json| unsafe { deliver(cb, user, json) })?;
+        parser
+            .push(data, &mut |json| unsafe { deliver(cb, user, json) })
+            .map_err(|e| e.to_string())?;
         Ok(0)
     })
 }
@@ -165,11 +168,18 @@ pub unsafe extern "C" fn frontier_parser_finish(
     p.run(|p| {
         let parser = p.parser.take().ok_or(FINISHED)?;
         // SAFETY: the caller's contract on `cb` and `user`.
-        let finished = parser.finish(&mut |json| unsafe { deliver(cb, user, json) });
-        if finished.verdict != 0 {
-            p.error.set(finished.detail);
-        }
-        Ok(finished.verdict)
+        let outcome = parser.finish(&mut |json| unsafe { deliver(cb, user, json) });
+        Ok(match outcome.verdict {
+            Verdict::Complete => 0,
+            Verdict::Incomplete(unclosed) => {
+                p.error.set(format!("incomplete: {unclosed}"));
+                1
+            }
+            Verdict::Error(error) => {
+                p.error.set(error.to_string());
+                2
+            }
+        })
     })
 }
 

@@ -26,6 +26,7 @@ pub mod apply_patch;
 pub mod byteset;
 pub mod contract;
 pub mod ctl;
+pub mod dyn_parser;
 pub mod event;
 pub mod harness;
 pub mod language;

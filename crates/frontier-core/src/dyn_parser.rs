@@ -1,34 +1,64 @@
 //! A push parser named at run time, behind an object-safe trait.
 //!
-//! [`PushParser`] is generic (its events borrow, its callbacks are generic), so a handle that
-//! C holds needs one erased form: [`DynParser`], implemented for every `P: PushParser` and
-//! built from a [`ParserSpec`] by [`build`]. Events leave it as the JSON text
-//! `frontier events` prints for them (`frontier_core::event`), written into one buffer the
-//! parser reuses, so an event costs no allocation beyond its record.
+//! [`PushParser`] is generic (its events borrow, its callbacks are generic, its error kind is
+//! the language's type), so a front end that learns the language from a string (the C ABI,
+//! the Python package) needs one erased form: [`DynParser`], implemented for every
+//! `P: PushParser` and built from a [`ParserSpec`] by [`build`]. Events leave it as the JSON
+//! text `frontier events` prints for them ([`crate::event`]), written into one buffer the
+//! parser reuses, so an event costs no allocation beyond its record; errors and verdicts keep
+//! their structure (offset, byte, and the kind by its stable name, [`ErasedError`]).
 
-use frontier_core::apply_patch::{CodexParser, StrictParser};
-use frontier_core::contract::{PushParser, Verdict};
-use frontier_core::ctl::CtlParser;
-use frontier_core::event::Record;
-use frontier_core::language::{ApplyPatchMode, ParserSpec};
-use frontier_core::udiff::UdiffParser;
+use crate::apply_patch::{CodexParser, StrictParser};
+use crate::contract::{ErrorKind, Outcome, ParseError, PushParser, Verdict};
+use crate::ctl::CtlParser;
+use crate::event::Record;
+use crate::language::{ApplyPatchMode, ParserSpec};
+use crate::udiff::UdiffParser;
 
-/// How `finish` ended a stream: the verdict as the C ABI numbers it and its description.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Finished {
-    /// 0 complete, 1 incomplete, 2 error.
-    pub verdict: i32,
-    /// What was left open or the error, for the handle's message; empty when complete.
-    pub detail: String,
+/// A parse error whose kind is its stable name (`unexpected_byte`, …): the same fields and
+/// the same message as the language's own error.
+pub type ErasedError = ParseError<&'static str>;
+
+/// A stream's outcome with its error kind erased to its name.
+pub type ErasedOutcome = Outcome<&'static str>;
+
+/// A kind that is already its stable name: what lets [`ErasedError`] print as the
+/// language's error does.
+impl ErrorKind for &'static str {
+    fn as_str(self) -> &'static str {
+        self
+    }
+}
+
+/// `error` with its kind replaced by the kind's name.
+pub fn erase_error<K: ErrorKind>(error: ParseError<K>) -> ErasedError {
+    ParseError {
+        offset: error.offset,
+        byte: error.byte,
+        kind: error.kind.as_str(),
+    }
+}
+
+/// `outcome` with its error kind replaced by the kind's name.
+pub fn erase_outcome<K: ErrorKind>(outcome: Outcome<K>) -> ErasedOutcome {
+    let verdict = match outcome.verdict {
+        Verdict::Complete => Verdict::Complete,
+        Verdict::Incomplete(unclosed) => Verdict::Incomplete(unclosed),
+        Verdict::Error(error) => Verdict::Error(erase_error(error)),
+    };
+    Outcome {
+        verdict,
+        consumed: outcome.consumed,
+        confirmed: outcome.confirmed,
+    }
 }
 
 /// A push parser whose language is known only at run time.
-pub trait DynParser {
-    /// [`PushParser::push`]; each confirmed event reaches `on_event` as its JSON text. An
-    /// error is returned as its message (kind, offset and byte).
-    fn push(&mut self, chunk: &[u8], on_event: &mut dyn FnMut(&[u8])) -> Result<(), String>;
+pub trait DynParser: Send + Sync {
+    /// [`PushParser::push`]; each confirmed event reaches `on_event` as its JSON text.
+    fn push(&mut self, chunk: &[u8], on_event: &mut dyn FnMut(&[u8])) -> Result<(), ErasedError>;
     /// [`PushParser::finish`], events likewise.
-    fn finish(self: Box<Self>, on_event: &mut dyn FnMut(&[u8])) -> Finished;
+    fn finish(self: Box<Self>, on_event: &mut dyn FnMut(&[u8])) -> ErasedOutcome;
     /// [`PushParser::allowed`] as 32 bytes: bit `b % 8` of byte `b / 8` is byte `b`.
     fn allowed(&self) -> [u8; 32];
     /// [`PushParser::accepting`].
@@ -50,31 +80,17 @@ fn emit(record: &Record, json: &mut Vec<u8>, on_event: &mut dyn FnMut(&[u8])) {
     }
 }
 
-impl<P: PushParser> DynParser for Erased<P> {
-    fn push(&mut self, chunk: &[u8], on_event: &mut dyn FnMut(&[u8])) -> Result<(), String> {
+impl<P: PushParser + Send + Sync> DynParser for Erased<P> {
+    fn push(&mut self, chunk: &[u8], on_event: &mut dyn FnMut(&[u8])) -> Result<(), ErasedError> {
         let json = &mut self.json;
         self.parser
             .push(chunk, &mut |e| emit(&Record::of(&e), json, on_event))
-            .map_err(|e| e.to_string())
+            .map_err(erase_error)
     }
 
-    fn finish(self: Box<Self>, on_event: &mut dyn FnMut(&[u8])) -> Finished {
+    fn finish(self: Box<Self>, on_event: &mut dyn FnMut(&[u8])) -> ErasedOutcome {
         let Erased { parser, mut json } = *self;
-        let outcome = parser.finish(&mut |e| emit(&Record::of(&e), &mut json, on_event));
-        match outcome.verdict {
-            Verdict::Complete => Finished {
-                verdict: 0,
-                detail: String::new(),
-            },
-            Verdict::Incomplete(unclosed) => Finished {
-                verdict: 1,
-                detail: format!("incomplete: {unclosed}"),
-            },
-            Verdict::Error(error) => Finished {
-                verdict: 2,
-                detail: error.to_string(),
-            },
-        }
+        erase_outcome(parser.finish(&mut |e| emit(&Record::of(&e), &mut json, on_event)))
     }
 
     fn allowed(&self) -> [u8; 32] {
@@ -94,7 +110,7 @@ impl<P: PushParser> DynParser for Erased<P> {
 /// The parser `spec` names, erased.
 ///
 /// This matches on the spec rather than going through [`ParserSpec::run`]: a
-/// [`ParserVisitor`] receives a `P: PushParser` with no `'static` bound, which cannot be boxed
+/// [`ParserVisitor`](crate::language::ParserVisitor) receives a `P: PushParser` with no `'static` bound, which cannot be boxed
 /// as a `dyn DynParser`, while each concrete parser here is `'static`. The match is exhaustive,
 /// so a language or mode added to [`ParserSpec`] fails to compile here instead of being missed.
 pub fn build(spec: &ParserSpec) -> Box<dyn DynParser> {
@@ -106,7 +122,7 @@ pub fn build(spec: &ParserSpec) -> Box<dyn DynParser> {
     }
 }
 
-fn erase<P: PushParser + 'static>(parser: P) -> Box<dyn DynParser> {
+fn erase<P: PushParser + Send + Sync + 'static>(parser: P) -> Box<dyn DynParser> {
     Box::new(Erased {
         parser,
         json: Vec::new(),
@@ -117,7 +133,7 @@ fn erase<P: PushParser + 'static>(parser: P) -> Box<dyn DynParser> {
 mod tests {
     use super::*;
 
-    fn events(parser: &mut dyn DynParser, input: &[u8]) -> (Vec<String>, Result<(), String>) {
+    fn events(parser: &mut dyn DynParser, input: &[u8]) -> (Vec<String>, Result<(), ErasedError>) {
         let mut out = Vec::new();
         let r = parser.push(input, &mut |json| {
             out.push(String::from_utf8(json.to_vec()).unwrap())
@@ -138,7 +154,7 @@ mod tests {
         let mut last = Vec::new();
         let finished =
             parser.finish(&mut |json| last.push(String::from_utf8(json.to_vec()).unwrap()));
-        assert_eq!(finished.verdict, 0);
+        assert_eq!(finished.verdict, Verdict::Complete);
         let all: Vec<String> = first.into_iter().chain(second).chain(last).collect();
         assert_eq!(all.last().unwrap(), r#"{"event":"end_patch"}"#);
         assert!(
@@ -162,8 +178,17 @@ mod tests {
         let spec = ParserSpec::parse("apply_patch", None).unwrap();
         let mut parser = build(&spec);
         let (_, r) = events(&mut *parser, b"x");
-        let message = r.unwrap_err();
-        assert!(message.contains("at byte 0 (0x78 'x')"), "{message}");
-        assert_eq!(parser.finish(&mut |_| {}).verdict, 2);
+        let error = r.unwrap_err();
+        assert_eq!((error.offset, error.byte), (0, b'x'));
+        assert_eq!(error.kind, "expected_begin_patch");
+        assert!(
+            error
+                .to_string()
+                .starts_with("expected_begin_patch at byte 0 (0x78 'x')"),
+            "{error}"
+        );
+        let outcome = parser.finish(&mut |_| {});
+        assert_eq!(outcome.verdict, Verdict::Error(error));
+        assert_eq!(outcome.consumed, 0);
     }
 }

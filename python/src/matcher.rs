@@ -1,0 +1,309 @@
+//! `Matcher`: one sequence's token-mask matcher (`masks.md`), and the function that fills the
+//! rows of a batch on several threads.
+//!
+//! A matcher wraps `frontier_core::mask::dynamic`'s erased matcher over a grammar its
+//! vocabulary keeps. A mask is written into a row of the caller's array ([`Bitmask`]) with the
+//! GIL released, so other Python threads (vLLM fills rows from several) run meanwhile. A
+//! matcher is used by one thread at a time: PyO3's borrow flag turns a concurrent mutation
+//! into a `RuntimeError`, never a race. Every refusal leaves the matcher unchanged.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use frontier_core::language::ParserSpec;
+use frontier_core::mask::dynamic::{DynGrammar, DynMatcher};
+use frontier_core::mask::{MaskError, DEFAULT_HISTORY};
+
+use crate::bitmask::Bitmask;
+use crate::vocab::Vocab;
+
+/// A token-mask matcher for one sequence of ``lang`` (``mode``: the language's default when
+/// ``None``) over ``vocab``, keeping the last ``max_rollback`` tokens for ``rollback``.
+///
+/// Matchers of one vocabulary and language share one compiled grammar and its mask cache.
+#[pyclass(module = "frontier_stream", name = "Matcher")]
+pub struct Matcher {
+    vocab: Py<Vocab>,
+    grammar: Arc<dyn DynGrammar>,
+    inner: Box<dyn DynMatcher>,
+    max_rollback: usize,
+}
+
+/// Writes `matcher`'s mask into `row`: the vocabulary's words, then zeros for the ids past it.
+fn fill_row(matcher: &dyn DynMatcher, mask_words: usize, row: &mut [u32]) -> Result<(), MaskError> {
+    let (mask, past) = row.split_at_mut(mask_words);
+    matcher.fill_mask(mask)?;
+    past.fill(0);
+    Ok(())
+}
+
+fn mask_error(error: MaskError) -> PyErr {
+    PyValueError::new_err(error.to_string())
+}
+
+impl Matcher {
+    /// `token` as an id of the vocabulary, or a `ValueError`.
+    fn id(&self, token: i64) -> PyResult<u32> {
+        let size = self.grammar.vocab().size();
+        u32::try_from(token)
+            .ok()
+            .filter(|&id| id < size)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "token {token} is out of range: the vocabulary has ids 0 to {}",
+                    i64::from(size) - 1
+                ))
+            })
+    }
+
+    fn ids(&self, tokens: &[i64]) -> PyResult<Vec<u32>> {
+        tokens.iter().map(|&t| self.id(t)).collect()
+    }
+}
+
+#[pymethods]
+impl Matcher {
+    #[new]
+    #[pyo3(signature = (vocab, lang, mode = None, max_rollback = DEFAULT_HISTORY))]
+    fn new(
+        vocab: Bound<'_, Vocab>,
+        lang: &str,
+        mode: Option<&str>,
+        max_rollback: usize,
+    ) -> PyResult<Matcher> {
+        let spec =
+            ParserSpec::parse(lang, mode).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let grammar = vocab.get().grammar(&spec);
+        Ok(Matcher {
+            inner: grammar.matcher_with_history(max_rollback),
+            grammar,
+            vocab: vocab.unbind(),
+            max_rollback,
+        })
+    }
+
+    /// Writes the next token's mask into row ``index`` of ``bitmask`` (a ``(rows, words)``
+    /// int32 numpy array or contiguous CPU torch tensor, ``words >= mask_words``; the words
+    /// past ``mask_words`` are zeroed). Bit ``t % 32`` of word ``t // 32`` is 1 when token
+    /// ``t`` is allowed. The GIL is released while the mask is computed. A bad array or index
+    /// raises and writes nothing.
+    #[pyo3(signature = (bitmask, index = 0))]
+    fn fill_next_token_bitmask(
+        &self,
+        py: Python<'_>,
+        bitmask: &Bound<'_, PyAny>,
+        index: i64,
+    ) -> PyResult<()> {
+        let mask_words = self.grammar.mask_words();
+        let mut bitmask = Bitmask::of(bitmask, mask_words)?;
+        let row = bitmask.row(index)?;
+        let matcher = &*self.inner;
+        py.detach(|| fill_row(matcher, mask_words, row))
+            .map_err(mask_error)
+    }
+
+    /// Takes ``token`` if the language allows it: ``True``, or ``False`` and nothing changed.
+    /// An EOS token is allowed once the text is complete and ends the sequence. An id outside
+    /// the vocabulary raises ``ValueError``.
+    fn accept_token(&mut self, token: i64) -> PyResult<bool> {
+        let id = self.id(token)?;
+        Ok(self.inner.consume(id).is_ok())
+    }
+
+    /// Takes all of ``tokens`` in order: ``True``, or ``False`` and nothing changed when one
+    /// of them is refused.
+    fn accept_tokens(&mut self, tokens: Vec<i64>) -> PyResult<bool> {
+        let ids = self.ids(&tokens)?;
+        if self.inner.validate_tokens(&ids) < ids.len() {
+            return Ok(false);
+        }
+        for id in ids {
+            self.inner.consume(id).map_err(mask_error)?;
+        }
+        Ok(true)
+    }
+
+    /// How many of ``tokens``, from the first, would be taken in turn; the matcher is
+    /// unchanged.
+    fn validate_tokens(&self, tokens: Vec<i64>) -> PyResult<usize> {
+        Ok(self.inner.validate_tokens(&self.ids(&tokens)?))
+    }
+
+    /// Undoes the last ``n`` accepted tokens (EOS counts as one). More than the kept history
+    /// (``max_rollback`` tokens) raises ``ValueError`` and changes nothing.
+    fn rollback(&mut self, n: usize) -> PyResult<()> {
+        self.inner.rollback(n).map_err(mask_error)
+    }
+
+    /// Back to the start of a stream, history dropped.
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+
+    /// Whether the text so far is a sentence of the language (EOS is allowed now).
+    fn is_accepting(&self) -> bool {
+        self.inner.accepting()
+    }
+
+    /// Whether an EOS token was accepted.
+    fn is_terminated(&self) -> bool {
+        self.inner.is_terminated()
+    }
+
+    /// Whether the sequence is stuck: not terminated and no token allowed.
+    fn is_error(&self) -> bool {
+        self.inner.is_error()
+    }
+
+    /// The bytes every continuation starts with (empty when the text so far is complete or
+    /// after EOS): what a decoder may emit without sampling.
+    fn forced_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let mut out = Vec::new();
+        self.inner.forced_bytes(&mut out);
+        PyBytes::new(py, &out)
+    }
+
+    /// A fresh, independent matcher in the same state (history included).
+    fn copy(&self, py: Python<'_>) -> Matcher {
+        Matcher {
+            vocab: self.vocab.clone_ref(py),
+            grammar: Arc::clone(&self.grammar),
+            inner: self.inner.clone_box(),
+            max_rollback: self.max_rollback,
+        }
+    }
+
+    fn __copy__(&self, py: Python<'_>) -> Matcher {
+        self.copy(py)
+    }
+
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> Matcher {
+        self.copy(py)
+    }
+
+    /// Words in one mask row: ``ceil(V / 32)``.
+    #[getter]
+    fn mask_words(&self) -> usize {
+        self.grammar.mask_words()
+    }
+
+    /// The vocabulary.
+    #[getter]
+    fn vocab(&self, py: Python<'_>) -> Py<Vocab> {
+        self.vocab.clone_ref(py)
+    }
+
+    /// The rollback depth kept.
+    #[getter]
+    fn max_rollback(&self) -> usize {
+        self.max_rollback
+    }
+}
+
+/// Fills row ``indices[i]`` of ``bitmask`` with ``matchers[i]``'s mask, for every ``i``, on up
+/// to ``threads`` threads (default: the machine's cores) with the GIL released. ``indices``
+/// defaults to ``0 .. len(matchers)``; repeated or out-of-range rows raise before anything is
+/// written.
+#[pyfunction]
+#[pyo3(signature = (matchers, bitmask, indices = None, threads = None))]
+pub fn fill_next_token_bitmasks(
+    py: Python<'_>,
+    matchers: Vec<PyRef<'_, Matcher>>,
+    bitmask: &Bound<'_, PyAny>,
+    indices: Option<Vec<i64>>,
+    threads: Option<usize>,
+) -> PyResult<()> {
+    let indices = indices.unwrap_or_else(|| (0..matchers.len() as i64).collect());
+    if indices.len() != matchers.len() {
+        return Err(PyValueError::new_err(format!(
+            "{} matchers and {} indices: one row for each matcher",
+            matchers.len(),
+            indices.len()
+        )));
+    }
+    let widest = matchers.iter().map(|m| m.grammar.mask_words()).max();
+    let mut bitmask = Bitmask::of(bitmask, widest.unwrap_or(0))?;
+    let rows = bitmask.rows(&indices)?;
+    let jobs: Vec<(&dyn DynMatcher, usize, &mut [u32])> = matchers
+        .iter()
+        .zip(rows)
+        .map(|(m, row)| (&*m.inner, m.grammar.mask_words(), row))
+        .collect();
+    let threads = match threads {
+        Some(0) => return Err(PyValueError::new_err("threads must be at least 1")),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    py.detach(|| fill_parallel(jobs, threads))
+        .map_err(|e| match e {
+            Failure::Mask(e) => mask_error(e),
+            Failure::Panic => PyRuntimeError::new_err("a mask thread panicked"),
+        })
+}
+
+enum Failure {
+    Mask(MaskError),
+    Panic,
+}
+
+type Job<'a> = (&'a dyn DynMatcher, usize, &'a mut [u32]);
+
+fn run_jobs(jobs: &mut [Job<'_>]) -> Result<(), MaskError> {
+    jobs.iter_mut()
+        .try_for_each(|(matcher, words, row)| fill_row(*matcher, *words, row))
+}
+
+/// Runs `jobs` in `threads` contiguous groups: one on this thread, the others on scoped
+/// threads spawned for the call.
+fn fill_parallel(mut jobs: Vec<Job<'_>>, threads: usize) -> Result<(), Failure> {
+    let threads = threads.min(jobs.len()).max(1);
+    if threads == 1 {
+        return run_jobs(&mut jobs).map_err(Failure::Mask);
+    }
+    let per_thread = jobs.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let mut groups = jobs.chunks_mut(per_thread);
+        let mine = groups.next();
+        let spawned: Vec<_> = groups
+            .map(|group| scope.spawn(move || run_jobs(group)))
+            .collect();
+        let mut result = mine.map_or(Ok(()), run_jobs).map_err(Failure::Mask);
+        for handle in spawned {
+            let joined = handle.join().map_err(|_| Failure::Panic);
+            if result.is_ok() {
+                result = joined.and_then(|r| r.map_err(Failure::Mask));
+            }
+        }
+        result
+    })
+}
+
+/// For `python/bench`: the mean time in nanoseconds of `reps` calls of the Rust matcher's
+/// `fill_mask` into row `index` of `bitmask`, with no Python between them: what
+/// `fill_next_token_bitmask` costs without the binding.
+#[pyfunction]
+#[pyo3(signature = (matcher, bitmask, index, reps))]
+pub fn _rust_fill_ns(
+    py: Python<'_>,
+    matcher: PyRef<'_, Matcher>,
+    bitmask: &Bound<'_, PyAny>,
+    index: i64,
+    reps: u32,
+) -> PyResult<f64> {
+    let mask_words = matcher.grammar.mask_words();
+    let mut bitmask = Bitmask::of(bitmask, mask_words)?;
+    let row = bitmask.row(index)?;
+    let inner = &*matcher.inner;
+    let elapsed = py.detach(|| {
+        let start = std::time::Instant::now();
+        for _ in 0..reps {
+            fill_row(inner, mask_words, std::hint::black_box(&mut *row))?;
+        }
+        Ok(start.elapsed())
+    });
+    let elapsed = elapsed.map_err(mask_error)?;
+    Ok(elapsed.as_nanos() as f64 / f64::from(reps.max(1)))
+}

@@ -1,0 +1,191 @@
+//! `Vocab`: a model's vocabulary, built once, shared read-only by every matcher over it, and
+//! the grammars compiled over it.
+//!
+//! A grammar (the token trie walk and its mask cache, `frontier_core::mask`) is compiled the
+//! first time a matcher asks for its language and mode, and kept by the vocabulary: the
+//! matchers of a batch share one cache, so a state one row computed is a copy for the others.
+//! There are as many grammars as language and mode pairs (seven), so the list is bounded.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use frontier_core::language::ParserSpec;
+use frontier_core::mask::dynamic::{self, DynGrammar};
+use frontier_core::mask::vocab::{hf, tiktoken};
+use frontier_core::mask::Vocabulary;
+
+/// A model's vocabulary: each id's bytes, its special tokens and its EOS tokens.
+///
+/// Build one with ``Vocab.from_tiktoken``, ``Vocab.from_tokenizer_json``,
+/// ``Vocab.from_token_bytes`` or ``Vocab.from_huggingface``; it is immutable and may be
+/// shared by matchers on any thread.
+#[pyclass(module = "frontier_stream", name = "Vocab", frozen)]
+pub struct Vocab {
+    vocab: Arc<Vocabulary>,
+    grammars: Mutex<Vec<(ParserSpec, Arc<dyn DynGrammar>)>>,
+}
+
+fn vocab_error(error: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(error.to_string())
+}
+
+impl Vocab {
+    fn new(vocab: Vocabulary) -> Vocab {
+        Vocab {
+            vocab: Arc::new(vocab),
+            grammars: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The vocabulary.
+    pub fn vocabulary(&self) -> &Arc<Vocabulary> {
+        &self.vocab
+    }
+
+    /// The grammar of `spec` over this vocabulary, compiled on first use.
+    pub fn grammar(&self, spec: &ParserSpec) -> Arc<dyn DynGrammar> {
+        let mut grammars = self.grammars.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, grammar)) = grammars.iter().find(|(known, _)| known == spec) {
+            return Arc::clone(grammar);
+        }
+        let grammar = dynamic::compile(spec, Arc::clone(&self.vocab));
+        grammars.push((*spec, Arc::clone(&grammar)));
+        grammar
+    }
+}
+
+#[pymethods]
+impl Vocab {
+    /// A tiktoken encoding built in: ``"o200k_base"`` or ``"cl100k_base"`` (no download:
+    /// the rank files are compiled in). ``<|endoftext|>`` is EOS.
+    #[staticmethod]
+    fn from_tiktoken(py: Python<'_>, name: &str) -> PyResult<Vocab> {
+        let which = tiktoken::Builtin::from_name(name).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown tiktoken encoding {name:?} (known: cl100k_base, o200k_base)"
+            ))
+        })?;
+        py.detach(|| tiktoken::builtin(which))
+            .map(Vocab::new)
+            .map_err(vocab_error)
+    }
+
+    /// The vocabulary of a Hugging Face ``tokenizer.json``. EOS: the ids given, else the
+    /// ``eos_token`` of a ``tokenizer_config.json`` beside the file, else none.
+    #[staticmethod]
+    #[pyo3(signature = (path, eos_ids = None))]
+    fn from_tokenizer_json(
+        py: Python<'_>,
+        path: PathBuf,
+        eos_ids: Option<Vec<u32>>,
+    ) -> PyResult<Vocab> {
+        let eos: Vec<hf::EosSpec> = eos_ids
+            .unwrap_or_default()
+            .into_iter()
+            .map(hf::EosSpec::Id)
+            .collect();
+        py.detach(|| hf::from_file(&path, &eos))
+            .map(Vocab::new)
+            .map_err(|e| vocab_error(format!("{}: {e}", path.display())))
+    }
+
+    /// A vocabulary from each id's bytes: ``tokens[i]`` is id ``i``'s ``bytes``, or ``None``
+    /// (or ``b""``) for an id with no token. ``special_ids`` are special tokens (never
+    /// allowed), ``eos_ids`` the EOS tokens (allowed once the text is complete).
+    #[staticmethod]
+    #[pyo3(signature = (tokens, special_ids = Vec::new(), eos_ids = Vec::new()))]
+    fn from_token_bytes(
+        tokens: &Bound<'_, PyAny>,
+        special_ids: Vec<u32>,
+        eos_ids: Vec<u32>,
+    ) -> PyResult<Vocab> {
+        let mut table = Vec::new();
+        for (id, token) in tokens.try_iter()?.enumerate() {
+            let token = token?;
+            if token.is_none() {
+                table.push(Vec::new());
+                continue;
+            }
+            let bytes = token.cast::<PyBytes>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "tokens[{id}] is a {}, not bytes or None",
+                    token
+                        .get_type()
+                        .name()
+                        .map_or("?".into(), |n| n.to_string())
+                ))
+            })?;
+            table.push(bytes.as_bytes().to_vec());
+        }
+        Vocabulary::from_raw(&table, &special_ids, &eos_ids)
+            .map(Vocab::new)
+            .map_err(vocab_error)
+    }
+
+    /// The vocabulary of a transformers fast tokenizer (``tokenizer.backend_tokenizer``),
+    /// read from its ``tokenizer.json`` form; EOS is ``tokenizer.eos_token_id``.
+    #[staticmethod]
+    fn from_huggingface(tokenizer: &Bound<'_, PyAny>) -> PyResult<Vocab> {
+        let backend = tokenizer.getattr("backend_tokenizer").map_err(|_| {
+            PyTypeError::new_err(
+                "the tokenizer has no backend_tokenizer: a transformers fast tokenizer is needed",
+            )
+        })?;
+        let json: String = backend.call_method0("to_str")?.extract()?;
+        let eos: Option<u32> = tokenizer.getattr("eos_token_id")?.extract()?;
+        let eos: Vec<hf::EosSpec> = eos.into_iter().map(hf::EosSpec::Id).collect();
+        tokenizer
+            .py()
+            .detach(|| hf::from_json_text(&json, &eos))
+            .map(Vocab::new)
+            .map_err(vocab_error)
+    }
+
+    /// The number of ids, ``V``.
+    #[getter]
+    fn size(&self) -> u32 {
+        self.vocab.size()
+    }
+
+    /// The EOS ids.
+    #[getter]
+    fn eos_ids(&self) -> Vec<u32> {
+        self.vocab.eos().to_vec()
+    }
+
+    /// Words in one mask row: ``ceil(V / 32)``.
+    #[getter]
+    fn mask_words(&self) -> usize {
+        self.vocab.mask_words()
+    }
+
+    /// ``text``'s token ids by the vocabulary's own tokenizer: the tiktoken encodings have one
+    /// (special-token names are encoded as plain text); other vocabularies raise
+    /// ``ValueError``.
+    fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        py.detach(|| self.vocab.encode(text)).map_err(vocab_error)
+    }
+
+    /// Id ``token``'s bytes (empty for a special token or a hole).
+    fn token_bytes<'py>(&self, py: Python<'py>, token: u32) -> PyResult<Bound<'py, PyBytes>> {
+        if token >= self.vocab.size() {
+            return Err(PyValueError::new_err(format!(
+                "token {token} is past the vocabulary's {} ids",
+                self.vocab.size()
+            )));
+        }
+        Ok(PyBytes::new(py, self.vocab.bytes(token)))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Vocab(size={}, eos_ids={:?})",
+            self.vocab.size(),
+            self.vocab.eos()
+        )
+    }
+}
