@@ -19,6 +19,7 @@
 
 pub mod agent;
 pub mod apply;
+pub mod context;
 pub mod json_baseline;
 pub mod truncation;
 
