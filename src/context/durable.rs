@@ -194,3 +194,20 @@ mod tests {
         assert_eq!(content_file_name("a b/ü@v2"), "a_b__@v2.txt");
     }
 }
+
+/// Shared in-memory storage: the caller keeps one handle to read the journal back.
+impl Storage for std::sync::Arc<std::sync::Mutex<Memory>> {
+    fn put(&mut self, _key: &str, _payload: &str) -> io::Result<()> {
+        Ok(())
+    }
+    fn sync_puts(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn append(&mut self, lines: &str) -> io::Result<()> {
+        self.lock()
+            .map_err(|_| io::Error::other("the journal's lock is poisoned"))?
+            .journal
+            .push_str(lines);
+        Ok(())
+    }
+}

@@ -13,6 +13,7 @@
 //! |---|---|
 //! | [`engine`] | the API the loop calls: `ingest`, `apply`, `view`, `budget`, `open` |
 //! | [`block`] | the data model in CPAT's JSON shapes |
+//! | [`case`] | one offline case of `frontier context apply` |
 //! | [`store`] | blocks in order, with positions, chains and the view's totals kept up to date |
 //! | [`content`] | payloads written once under `<id>@v<version>`; `artifact_get` |
 //! | [`args`] | `context_update` arguments normalised into typed ops |
@@ -31,6 +32,7 @@
 
 pub mod args;
 pub mod block;
+pub mod case;
 pub mod chain;
 pub mod content;
 pub mod durable;
