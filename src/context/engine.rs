@@ -607,7 +607,7 @@ impl Engine {
         }
     }
 
-    fn result_of(&self, commit: &Commit, applied: usize) -> PatchResult {
+    pub(crate) fn result_of(&self, commit: &Commit, applied: usize) -> PatchResult {
         let estimate = view::estimate(&commit.totals, self.store.tokens().as_ref());
         PatchResult {
             ok: true,
