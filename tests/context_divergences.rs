@@ -242,3 +242,37 @@ fn divergence_8_a_malformed_context_update_is_an_error_result_never_a_crash() {
     assert_eq!(snapshot(&e), before);
     assert_eq!(e.seq(), 1, "nothing journaled");
 }
+
+#[test]
+fn a_released_reasoning_trace_cannot_come_back_between_a_head_and_its_results() {
+    // Found by tests/context_props.rs: CPAT accepts this and renders the trace between the
+    // calls and their results, which an OpenAI-style endpoint refuses.
+    let mut e = engine();
+    user(&mut e, "q");
+    let ids = e
+        .ingest(Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![call("c1", "f")],
+            reasoning: Some("think".into()),
+        })
+        .unwrap();
+    e.ingest(Message::ToolResult {
+        tool_call_id: "c1".into(),
+        name: "f".into(),
+        text: "r".into(),
+    })
+    .unwrap();
+    reply(&mut e, "done");
+    let trace = &ids[1];
+    assert_eq!(visibility(&e, trace), Visibility::Hidden);
+    let r = patch(
+        &mut e,
+        json!({"reason":"r","operations":[{"op":"set_visibility","ids":[trace],"visibility":"model"}]}),
+    );
+    assert_eq!(rules(&r), ["chain_atomicity"]);
+    assert_eq!(
+        r.rejections[0].message,
+        format!("tool-call chain would be broken: \"{trace}\" would stand between \"{}\" and its results. Keep it out of the view or patch the whole chain together (e.g. compact all of: {}, tool_004).", ids[0], ids[0])
+    );
+    assert!(view_chains_paired(&e));
+}

@@ -369,3 +369,8 @@ pub fn fold_range() -> Violation {
 pub fn chain_atomicity(visible: &str, member: &str, chain: &str) -> Violation {
     v(Rule::ChainAtomicity, format!("tool-call chain would be broken: \"{visible}\" stays visible but its chain member \"{member}\" would not. Patch the whole chain together (e.g. compact all of: {chain})."))
 }
+
+/// `chain_atomicity`: `id` would be a message between a chain's head and its results.
+pub fn chain_interposed(id: &str, head: &str, chain: &str) -> Violation {
+    v(Rule::ChainAtomicity, format!("tool-call chain would be broken: \"{id}\" would stand between \"{head}\" and its results. Keep it out of the view or patch the whole chain together (e.g. compact all of: {chain})."))
+}
