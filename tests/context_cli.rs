@@ -148,3 +148,82 @@ fn replay_of_a_cut_journal_says_where_it_stopped_and_a_tampered_payload_fails() 
     let (code, _, err) = run(["context", "replay", "/nonexistent/run"], b"");
     assert_eq!(code, 2, "{err}");
 }
+
+/// The sample run of `corpora/context/run/` (used by `docs/context.md`): a short session with
+/// an offload and a compact, on a fixed clock.
+fn sample_run(dir: &Path) {
+    let mut e = Engine::create(dir, Config::default(), Arc::new(CpatEstimator), Durability::Fsync).unwrap();
+    let mut n = 0;
+    e.set_clock(move || {
+        n += 1;
+        format!("2026-12-01T12:00:{n:02}.000Z")
+    });
+    e.ingest(Message::System { text: "You are a research agent.".into() }).unwrap();
+    e.ingest(Message::User { text: "Why did the backup fail?".into(), origin: None }).unwrap();
+    e.ingest(Message::Assistant {
+        text: String::new(),
+        tool_calls: vec![frontier::context::block::ToolCall {
+            id: "call_1".into(),
+            kind: "function".into(),
+            function: frontier::context::block::FunctionCall {
+                name: "read_file".into(),
+                arguments: r#"{"path":"backup.log"}"#.into(),
+            },
+        }],
+        reasoning: None,
+    })
+    .unwrap();
+    e.ingest(Message::ToolResult {
+        tool_call_id: "call_1".into(),
+        name: "read_file".into(),
+        text: format!("ERROR disk full at 12:00\n{}INFO retry ok", "INFO retry\n".repeat(60)),
+    })
+    .unwrap();
+    let r = e
+        .apply_args(
+            r#"{"reason":"the log is read","operations":[{"op":"payload_offload","ids":["tool_004"],"description":"backup.log (offloaded)","content":"disk full at 12:00; 60 retries, the last ok","retrieval_hint":"artifact_get for the whole log"}]}"#,
+            Actor::Agent,
+        )
+        .unwrap();
+    assert!(r.ok);
+    e.ingest(Message::Assistant { text: "The disk was full at 12:00.".into(), tool_calls: vec![], reasoning: None })
+        .unwrap();
+    e.ingest(Message::User { text: "What should we change?".into(), origin: None }).unwrap();
+    let r = e
+        .apply_args(
+            r#"{"reason":"the first question is answered","operations":[{"op":"compact","ids":["user_002","assistant_003","tool_004","assistant_005"],"description":"first question","content":"The backup failed: the disk was full at 12:00 (log at artifact://tool_004@v1).","preserve":["disk full at 12:00"],"drop":["retry lines"]}]}"#,
+            Actor::Agent,
+        )
+        .unwrap();
+    assert!(r.ok);
+}
+
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for sub in ["", "content"] {
+        for entry in std::fs::read_dir(dir.join(sub)).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_file() {
+                let name = p.strip_prefix(dir).unwrap().display().to_string();
+                out.push((name, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_shipped_sample_run_is_what_the_engine_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    sample_run(dir.path());
+    let shipped = corpus().join("run");
+    if std::env::var_os("CONTEXT_BLESS").is_some() {
+        let _ = std::fs::remove_dir_all(&shipped);
+        std::fs::create_dir_all(shipped.join("content")).unwrap();
+        for (name, bytes) in files(dir.path()) {
+            std::fs::write(shipped.join(name), bytes).unwrap();
+        }
+    }
+    assert_eq!(files(&shipped), files(dir.path()));
+}
