@@ -25,10 +25,17 @@ fn session(dir: &std::path::Path) -> Engine {
     let mut config = Config::default();
     config.max_tokens = 10_000_000;
     let mut e = Engine::create(dir, config, Arc::new(CpatEstimator), Durability::Flush).unwrap();
-    e.ingest(Message::System { text: "You are a research agent.".into() }).unwrap();
+    e.ingest(Message::System {
+        text: "You are a research agent.".into(),
+    })
+    .unwrap();
     for t in 0..TURNS {
         if t % 10 == 0 {
-            e.ingest(Message::User { text: format!("question {t}"), origin: None }).unwrap();
+            e.ingest(Message::User {
+                text: format!("question {t}"),
+                origin: None,
+            })
+            .unwrap();
         }
         let id = format!("call_{t}");
         e.ingest(Message::Assistant {
@@ -36,7 +43,10 @@ fn session(dir: &std::path::Path) -> Engine {
             tool_calls: vec![ToolCall {
                 id: id.clone(),
                 kind: "function".into(),
-                function: FunctionCall { name: "read_file".into(), arguments: "{}".into() },
+                function: FunctionCall {
+                    name: "read_file".into(),
+                    arguments: "{}".into(),
+                },
             }],
             reasoning: None,
         })
@@ -77,7 +87,10 @@ fn patches(e: &Engine) -> [String; 2] {
         }));
         json!({"reason":"bench","operations":ops}).to_string()
     };
-    [make("archived", "payload_offload"), make("model", "restore")]
+    [
+        make("archived", "payload_offload"),
+        make("model", "restore"),
+    ]
 }
 
 fn patch(c: &mut Criterion) {
@@ -130,7 +143,10 @@ fn view(c: &mut Criterion) {
         let visible = engine.store().iter().filter(|b| b.is_visible()).count();
         group.throughput(Throughput::Elements(visible as u64));
         group.bench_function(
-            BenchmarkId::new(format!("render_of_{total}_blocks"), format!("{visible}_visible")),
+            BenchmarkId::new(
+                format!("render_of_{total}_blocks"),
+                format!("{visible}_visible"),
+            ),
             |b| b.iter(|| black_box(engine.view())),
         );
     }

@@ -33,15 +33,24 @@ fn every_shipped_case_prints_its_expected_line() {
     assert!(cases.len() >= 8, "{cases:?}");
     for case in &cases {
         let name = case.file_stem().unwrap().to_str().unwrap();
-        let (code, out, err) = run(["context".as_ref(), "apply".as_ref(), case.as_os_str()], b"");
-        let line: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{name}: {e}: {out}"));
+        let (code, out, err) = run(
+            ["context".as_ref(), "apply".as_ref(), case.as_os_str()],
+            b"",
+        );
+        let line: Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{name}: {e}: {out}"));
         let expected: Value = serde_json::from_str(
-            &std::fs::read_to_string(corpus().join("expected").join(format!("{name}.json"))).unwrap(),
+            &std::fs::read_to_string(corpus().join("expected").join(format!("{name}.json")))
+                .unwrap(),
         )
         .unwrap();
         assert_eq!(line, expected, "{name}");
         assert_eq!(out.lines().count(), 1);
-        assert_eq!(code, if line["ok"] == true { 0 } else { 1 }, "{name}: {err}");
+        assert_eq!(
+            code,
+            if line["ok"] == true { 0 } else { 1 },
+            "{name}: {err}"
+        );
         assert_eq!(line["case"], name);
     }
 }
@@ -68,10 +77,18 @@ fn several_cases_one_line_each_in_order_and_a_bad_case_file_is_reported() {
     assert_eq!(code, 2, "{err}");
     let names: Vec<String> = out
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["case"].as_str().unwrap().to_owned())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["case"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     assert_eq!(names, ["offload", "compact_turn"]);
-    assert!(err.contains("bad.json: block 0: missing field `role`"), "{err}");
+    assert!(
+        err.contains("bad.json: block 0: missing field `role`"),
+        "{err}"
+    );
     assert!(err.contains("missing.json: No such file"), "{err}");
 }
 
@@ -79,7 +96,13 @@ fn several_cases_one_line_each_in_order_and_a_bad_case_file_is_reported() {
 fn max_tokens_sets_the_budget_and_is_bounded() {
     let offload = corpus().join("offload.json");
     let (code, out, _) = run(
-        ["context".as_ref(), "apply".as_ref(), "--max-tokens".as_ref(), "1000".as_ref(), offload.as_os_str()],
+        [
+            "context".as_ref(),
+            "apply".as_ref(),
+            "--max-tokens".as_ref(),
+            "1000".as_ref(),
+            offload.as_os_str(),
+        ],
         b"",
     );
     assert_eq!(code, 0);
@@ -87,18 +110,45 @@ fn max_tokens_sets_the_budget_and_is_bounded() {
     assert_eq!(line["budget"]["max"], 1000);
     assert_eq!(line["budget"]["soft_limit"], 700);
     for bad in ["0", "-1", "x", "1000000001"] {
-        let (code, _, err) =
-            run(["context".as_ref(), "apply".as_ref(), "--max-tokens".as_ref(), bad.as_ref(), offload.as_os_str()], b"");
+        let (code, _, err) = run(
+            [
+                "context".as_ref(),
+                "apply".as_ref(),
+                "--max-tokens".as_ref(),
+                bad.as_ref(),
+                offload.as_os_str(),
+            ],
+            b"",
+        );
         assert_eq!(code, 2, "{bad}: {err}");
     }
 }
 
 fn write_run(dir: &Path) -> Engine {
-    let mut e = Engine::create(dir, Config::default(), Arc::new(CpatEstimator), Durability::Fsync).unwrap();
+    let mut e = Engine::create(
+        dir,
+        Config::default(),
+        Arc::new(CpatEstimator),
+        Durability::Fsync,
+    )
+    .unwrap();
     e.ingest(Message::System { text: "sys".into() }).unwrap();
-    e.ingest(Message::User { text: "q".into(), origin: None }).unwrap();
-    e.ingest(Message::Assistant { text: "a".into(), tool_calls: vec![], reasoning: None }).unwrap();
-    e.ingest(Message::User { text: "q2".into(), origin: None }).unwrap();
+    e.ingest(Message::User {
+        text: "q".into(),
+        origin: None,
+    })
+    .unwrap();
+    e.ingest(Message::Assistant {
+        text: "a".into(),
+        tool_calls: vec![],
+        reasoning: None,
+    })
+    .unwrap();
+    e.ingest(Message::User {
+        text: "q2".into(),
+        origin: None,
+    })
+    .unwrap();
     let r = e
         .apply_args(
             r#"{"reason":"r","operations":[{"op":"compact","ids":["user_002","assistant_003"],"description":"d","content":"c","preserve":["p"],"drop":[]}]}"#,
@@ -113,7 +163,14 @@ fn write_run(dir: &Path) -> Engine {
 fn replay_prints_the_rebuilt_store_and_its_view() {
     let dir = tempfile::tempdir().unwrap();
     let e = write_run(dir.path());
-    let (code, out, err) = run(["context".as_ref(), "replay".as_ref(), dir.path().as_os_str()], b"");
+    let (code, out, err) = run(
+        [
+            "context".as_ref(),
+            "replay".as_ref(),
+            dir.path().as_os_str(),
+        ],
+        b"",
+    );
     assert_eq!(code, 0, "{err}");
     assert_eq!(err, "");
     let line: Value = serde_json::from_str(&out).unwrap();
@@ -133,16 +190,33 @@ fn replay_of_a_cut_journal_says_where_it_stopped_and_a_tampered_payload_fails() 
     let journal = dir.path().join(JOURNAL_FILE);
     let text = std::fs::read(&journal).unwrap();
     std::fs::write(&journal, &text[..text.len() - 10]).unwrap();
-    let (code, out, err) = run(["context".as_ref(), "replay".as_ref(), dir.path().as_os_str()], b"");
+    let (code, out, err) = run(
+        [
+            "context".as_ref(),
+            "replay".as_ref(),
+            dir.path().as_os_str(),
+        ],
+        b"",
+    );
     assert_eq!(code, 0, "{err}");
     let line: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(line["stopped"]["reason"], "unfinished_change");
     assert_eq!(line["stopped"]["line"], 5);
     assert_eq!(line["records"], 4);
-    assert!(err.contains("the journal ends inside a change at line 5"), "{err}");
+    assert!(
+        err.contains("the journal ends inside a change at line 5"),
+        "{err}"
+    );
     std::fs::write(&journal, &text).unwrap();
     std::fs::write(dir.path().join("content/user_002@v1.txt"), "not q").unwrap();
-    let (code, out, err) = run(["context".as_ref(), "replay".as_ref(), dir.path().as_os_str()], b"");
+    let (code, out, err) = run(
+        [
+            "context".as_ref(),
+            "replay".as_ref(),
+            dir.path().as_os_str(),
+        ],
+        b"",
+    );
     assert_eq!((code, out.as_str()), (1, ""));
     assert!(err.contains("content user_002@v1: altered"), "{err}");
     let (code, _, err) = run(["context", "replay", "/nonexistent/run"], b"");
@@ -152,14 +226,27 @@ fn replay_of_a_cut_journal_says_where_it_stopped_and_a_tampered_payload_fails() 
 /// The sample run of `corpora/context/run/` (used by `docs/context.md`): a short session with
 /// an offload and a compact, on a fixed clock.
 fn sample_run(dir: &Path) {
-    let mut e = Engine::create(dir, Config::default(), Arc::new(CpatEstimator), Durability::Fsync).unwrap();
+    let mut e = Engine::create(
+        dir,
+        Config::default(),
+        Arc::new(CpatEstimator),
+        Durability::Fsync,
+    )
+    .unwrap();
     let mut n = 0;
     e.set_clock(move || {
         n += 1;
         format!("2026-12-01T12:00:{n:02}.000Z")
     });
-    e.ingest(Message::System { text: "You are a research agent.".into() }).unwrap();
-    e.ingest(Message::User { text: "Why did the backup fail?".into(), origin: None }).unwrap();
+    e.ingest(Message::System {
+        text: "You are a research agent.".into(),
+    })
+    .unwrap();
+    e.ingest(Message::User {
+        text: "Why did the backup fail?".into(),
+        origin: None,
+    })
+    .unwrap();
     e.ingest(Message::Assistant {
         text: String::new(),
         tool_calls: vec![frontier::context::block::ToolCall {
@@ -176,7 +263,10 @@ fn sample_run(dir: &Path) {
     e.ingest(Message::ToolResult {
         tool_call_id: "call_1".into(),
         name: "read_file".into(),
-        text: format!("ERROR disk full at 12:00\n{}INFO retry ok", "INFO retry\n".repeat(60)),
+        text: format!(
+            "ERROR disk full at 12:00\n{}INFO retry ok",
+            "INFO retry\n".repeat(60)
+        ),
     })
     .unwrap();
     let r = e
@@ -186,9 +276,17 @@ fn sample_run(dir: &Path) {
         )
         .unwrap();
     assert!(r.ok);
-    e.ingest(Message::Assistant { text: "The disk was full at 12:00.".into(), tool_calls: vec![], reasoning: None })
-        .unwrap();
-    e.ingest(Message::User { text: "What should we change?".into(), origin: None }).unwrap();
+    e.ingest(Message::Assistant {
+        text: "The disk was full at 12:00.".into(),
+        tool_calls: vec![],
+        reasoning: None,
+    })
+    .unwrap();
+    e.ingest(Message::User {
+        text: "What should we change?".into(),
+        origin: None,
+    })
+    .unwrap();
     let r = e
         .apply_args(
             r#"{"reason":"the first question is answered","operations":[{"op":"compact","ids":["user_002","assistant_003","tool_004","assistant_005"],"description":"first question","content":"The backup failed: the disk was full at 12:00 (log at artifact://tool_004@v1).","preserve":["disk full at 12:00"],"drop":["retry lines"]}]}"#,

@@ -25,17 +25,17 @@ fn payload_offload_is_zero_copy_and_recoverable() {
             "description":"big file","content":"200 identical lines","retrieval_hint":"artifact_get"}]}),
     );
     assert!(r.ok, "{r:?}");
-    assert!(r.freed_tokens as f64 > 0.9 * before as f64, "{r:?} of {before}");
+    assert!(
+        r.freed_tokens as f64 > 0.9 * before as f64,
+        "{r:?} of {before}"
+    );
     let b = block(&e, t);
     assert_eq!(b.kind, Kind::ToolResult);
     let Content::Ref(reference) = &b.content else {
         panic!("not a ref: {b:?}")
     };
     assert_eq!(e.artifact_get(&reference.uri, Some(1 << 20)), payload);
-    assert_eq!(
-        b.api.as_ref().unwrap().tool_call_id.as_deref(),
-        Some("c1")
-    );
+    assert_eq!(b.api.as_ref().unwrap().tool_call_id.as_deref(), Some("c1"));
 }
 
 #[test]
@@ -61,7 +61,10 @@ fn compact_requires_preserve_and_drop_and_archives_sources() {
     assert_eq!(visibility(&e, t), Visibility::Archived);
     let summary = block(&e, &r.created_block_ids[0]);
     assert_eq!(summary.source_ids, [a.clone(), t.clone()]);
-    assert_eq!(visible_kinds(&e), ["system_prompt", "user_message", "summary"]);
+    assert_eq!(
+        visible_kinds(&e),
+        ["system_prompt", "user_message", "summary"]
+    );
 }
 
 #[test]
@@ -87,13 +90,25 @@ fn system_prompt_and_user_originals_are_protected() {
     let s = system(&mut e, "sys");
     let u = user(&mut e, "q");
     let one = |op: serde_json::Value| json!({"reason":"r","operations":[op]});
-    let r = patch(&mut e, one(json!({"op":"set_visibility","ids":[s],"visibility":"archived"})));
+    let r = patch(
+        &mut e,
+        one(json!({"op":"set_visibility","ids":[s],"visibility":"archived"})),
+    );
     assert_eq!(rules(&r), ["protected_kind"]);
-    let r = patch(&mut e, one(json!({"op":"replace","ids":[u],"content":"other"})));
+    let r = patch(
+        &mut e,
+        one(json!({"op":"replace","ids":[u],"content":"other"})),
+    );
     assert_eq!(rules(&r), ["replace_protected"]);
-    let r = patch(&mut e, one(json!({"op":"set_visibility","ids":[u],"visibility":"hidden"})));
+    let r = patch(
+        &mut e,
+        one(json!({"op":"set_visibility","ids":[u],"visibility":"hidden"})),
+    );
     assert_eq!(rules(&r), ["protected_hidden"]);
-    let r = patch(&mut e, one(json!({"op":"set_visibility","ids":[u],"visibility":"archived"})));
+    let r = patch(
+        &mut e,
+        one(json!({"op":"set_visibility","ids":[u],"visibility":"archived"})),
+    );
     assert!(r.ok, "{r:?}");
     assert_eq!(visibility(&e, &u), Visibility::Archived);
 }
@@ -187,9 +202,7 @@ fn restore_re_inlines_an_offloaded_payload() {
     user(&mut e, "q");
     let (_, tools) = chain(&mut e, &[("c1", "the exact payload")]);
     let t = &tools[0];
-    let op = |name: &str| {
-        json!({"reason":"r","operations":[{"op":name,"ids":[t],"description":"d","content":"s","retrieval_hint":"h"}]})
-    };
+    let op = |name: &str| json!({"reason":"r","operations":[{"op":name,"ids":[t],"description":"d","content":"s","retrieval_hint":"h"}]});
     assert!(patch(&mut e, op("payload_offload")).ok);
     let r = patch(&mut e, op("restore"));
     assert!(r.ok, "{r:?}");
@@ -208,9 +221,7 @@ fn merge_consolidates_overlapping_blocks() {
     let a = reply(&mut e, "the file says x");
     let b = reply(&mut e, "the file says x and y");
     user(&mut e, "next");
-    let merge = |ids: Vec<&String>| {
-        json!({"reason":"r","operations":[{"op":"merge","ids":ids,"description":"what the file says","content":"x and y"}]})
-    };
+    let merge = |ids: Vec<&String>| json!({"reason":"r","operations":[{"op":"merge","ids":ids,"description":"what the file says","content":"x and y"}]});
     assert_eq!(rules(&patch(&mut e, merge(vec![&a]))), ["merge_arity"]);
     let r = patch(&mut e, merge(vec![&a, &b]));
     assert!(r.ok, "{r:?}");
@@ -225,7 +236,9 @@ fn merge_consolidates_overlapping_blocks() {
 fn fold_collapses_a_contiguous_range_into_a_scope_summary() {
     let mut e = engine();
     user(&mut e, "q");
-    let steps: Vec<String> = (0..4).map(|i| reply(&mut e, &format!("step {i}"))).collect();
+    let steps: Vec<String> = (0..4)
+        .map(|i| reply(&mut e, &format!("step {i}")))
+        .collect();
     user(&mut e, "next");
     let fold = |ids: Vec<&String>, scope: &str| {
         json!({"reason":"r","operations":[{"op":"fold","ids":ids,"description":"warmed up",
@@ -235,10 +248,17 @@ fn fold_collapses_a_contiguous_range_into_a_scope_summary() {
     assert_eq!(rules(&r), ["fold_scope"]);
     let r = patch(&mut e, fold(vec![&steps[0], &steps[2]], "warm-up steps"));
     assert_eq!(rules(&r), ["fold_range"]);
-    let r = patch(&mut e, fold(vec![&steps[2], &steps[0], &steps[1]], "warm-up steps"));
+    let r = patch(
+        &mut e,
+        fold(vec![&steps[2], &steps[0], &steps[1]], "warm-up steps"),
+    );
     assert!(r.ok, "{r:?}");
     let s = block(&e, &r.created_block_ids[0]);
-    assert!(s.description.contains("folded scope: warm-up steps"), "{}", s.description);
+    assert!(
+        s.description.contains("folded scope: warm-up steps"),
+        "{}",
+        s.description
+    );
 }
 
 #[test]

@@ -33,9 +33,15 @@ fn divergence_1_replace_then_offload_in_one_patch_keeps_the_payload() {
     };
     assert_eq!(reference.artifact_id, format!("{a}@v2"));
     assert_eq!(e.artifact_get(&reference.uri, None), "second draft");
-    let r = patch(&mut e, json!({"reason":"r","operations":[{"op":"restore","ids":[a]}]}));
+    let r = patch(
+        &mut e,
+        json!({"reason":"r","operations":[{"op":"restore","ids":[a]}]}),
+    );
     assert!(r.ok, "{r:?}");
-    assert_eq!(block(&e, &a).content, Content::Inline("second draft".into()));
+    assert_eq!(
+        block(&e, &a).content,
+        Content::Inline("second draft".into())
+    );
 }
 
 #[test]
@@ -50,7 +56,10 @@ fn divergence_1_redact_then_offload_in_one_patch_keeps_the_payload() {
             {"op":"payload_offload","ids":[t[0]],"description":"d","content":"s","retrieval_hint":"h"}]}),
     );
     assert!(r.ok, "{r:?}");
-    assert_eq!(e.artifact_get(&format!("artifact://{}@v2", t[0]), None), r#"{"keep":1}"#);
+    assert_eq!(
+        e.artifact_get(&format!("artifact://{}@v2", t[0]), None),
+        r#"{"keep":1}"#
+    );
     // Every reference of the store resolves.
     for b in e.store().iter() {
         if let Content::Ref(r) = &b.content {
@@ -80,14 +89,14 @@ fn divergence_5_interleaved_chains_are_symmetric() {
         })
         .unwrap()
         .remove(0);
-    let archive = |ids: Vec<&String>| {
-        json!({"reason":"r","operations":[{"op":"set_visibility","ids":ids,"visibility":"archived"}]})
-    };
+    let archive = |ids: Vec<&String>| json!({"reason":"r","operations":[{"op":"set_visibility","ids":ids,"visibility":"archived"}]});
     // CPAT: chainOf(h1) = [h1, t1] but chainOf(t1) = [t1], so archiving h1 alone passes and
     // leaves an orphan tool message.
     let r = patch(&mut e, archive(vec![&h1]));
     assert_eq!(rules(&r), ["chain_atomicity"], "{r:?}");
-    assert!(r.rejections[0].message.contains(&format!("\"{t1}\" stays visible")));
+    assert!(r.rejections[0]
+        .message
+        .contains(&format!("\"{t1}\" stays visible")));
     let r = patch(&mut e, archive(vec![&t1]));
     assert_eq!(rules(&r), ["chain_atomicity"]);
     assert!(patch(&mut e, archive(vec![&h1, &t1])).ok);
@@ -116,7 +125,8 @@ fn divergence_5_a_chain_broken_before_the_patch_does_not_block_unrelated_patches
         case["args"]["operations"] = ops;
         frontier::context::case::run("broken", &case.to_string(), 16_000).unwrap()
     };
-    let out = with(json!([{"op":"set_visibility","ids":["assistant_005"],"visibility":"archived"}]));
+    let out =
+        with(json!([{"op":"set_visibility","ids":["assistant_005"],"visibility":"archived"}]));
     assert_eq!(out["ok"], true, "{out}");
     // Touching the broken chain without mending it is refused; mending it is accepted.
     let out = with(json!([{"op":"set_visibility","ids":["assistant_002"],"visibility":"model"}]));
@@ -128,7 +138,9 @@ fn divergence_5_a_chain_broken_before_the_patch_does_not_block_unrelated_patches
     );
     let out = with(json!([{"op":"set_visibility","ids":["tool_003"],"visibility":"archived"}]));
     assert_eq!(out["ok"], true, "{out}");
-    let out = with(json!([{"op":"set_visibility","ids":["assistant_002","tool_004"],"visibility":"model"}]));
+    let out = with(
+        json!([{"op":"set_visibility","ids":["assistant_002","tool_004"],"visibility":"model"}]),
+    );
     assert_eq!(out["ok"], true, "{out}");
 }
 
@@ -143,7 +155,10 @@ fn divergence_6_a_summary_of_the_first_block_goes_first() {
     );
     assert!(r.ok);
     let first = e.store().iter().next().unwrap();
-    assert_eq!(first.id, r.created_block_ids[0], "CPAT appends it at the end");
+    assert_eq!(
+        first.id, r.created_block_ids[0],
+        "CPAT appends it at the end"
+    );
 }
 
 #[test]
@@ -173,7 +188,10 @@ fn divergence_7_redact_keeps_key_order_and_the_text_of_numbers() {
     user(&mut e, "q");
     let (_, t) = chain(
         &mut e,
-        &[("c1", r#"{"z": 1.50, "10": 1e3, "token": "s3cr3t", "2": 12345678901234567890}"#)],
+        &[(
+            "c1",
+            r#"{"z": 1.50, "10": 1e3, "token": "s3cr3t", "2": 12345678901234567890}"#,
+        )],
     );
     let r = patch(
         &mut e,
@@ -220,10 +238,11 @@ fn divergence_8_a_runtime_reminder_is_marked_and_never_the_current_question() {
         serde_json::to_value(block(&e, &nudge)).unwrap()["origin"],
         "runtime"
     );
-    let compact = |ids: Vec<&String>| {
-        json!({"reason":"r","operations":[{"op":"compact","ids":ids,"description":"d","content":"c","preserve":["p"],"drop":[]}]})
-    };
-    assert_eq!(rules(&patch(&mut e, compact(vec![&old, &q]))), ["protected_current_question"]);
+    let compact = |ids: Vec<&String>| json!({"reason":"r","operations":[{"op":"compact","ids":ids,"description":"d","content":"c","preserve":["p"],"drop":[]}]});
+    assert_eq!(
+        rules(&patch(&mut e, compact(vec![&old, &q]))),
+        ["protected_current_question"]
+    );
     // The reminder itself can be collapsed.
     assert!(patch(&mut e, compact(vec![&old, &nudge])).ok);
 }
@@ -233,7 +252,13 @@ fn divergence_8_a_malformed_context_update_is_an_error_result_never_a_crash() {
     let mut e = engine();
     user(&mut e, "q");
     let before = snapshot(&e);
-    for bad in ["", "{", "42", r#"{"operations":"all"}"#, r#"{"operations":[{"op":"nope"}]}"#] {
+    for bad in [
+        "",
+        "{",
+        "42",
+        r#"{"operations":"all"}"#,
+        r#"{"operations":[{"op":"nope"}]}"#,
+    ] {
         match e.apply_args(bad, Actor::Runtime) {
             Err(EngineError::Args(_)) => {}
             other => panic!("{bad}: {other:?}"),

@@ -30,8 +30,11 @@ fn steps() -> Vec<Step> {
     vec![
         |e| e.ingest(Message::System { text: "sys".into() }).map(|_| ()),
         |e| {
-            e.ingest(Message::User { text: "question one".into(), origin: None })
-                .map(|_| ())
+            e.ingest(Message::User {
+                text: "question one".into(),
+                origin: None,
+            })
+            .map(|_| ())
         },
         |e| {
             e.ingest(Message::Assistant {
@@ -58,23 +61,55 @@ fn steps() -> Vec<Step> {
             .map(|_| ())
         },
         |e| {
-            e.ingest(Message::Assistant { text: "both read".into(), tool_calls: vec![], reasoning: None })
-                .map(|_| ())
+            e.ingest(Message::Assistant {
+                text: "both read".into(),
+                tool_calls: vec![],
+                reasoning: None,
+            })
+            .map(|_| ())
         },
-        |e| args(e, json!({"reason":"secret","operations":[{"op":"redact","ids":["tool_005"],"drop":["token"]}]})),
-        |e| args(e, json!({"reason":"big","operations":[{"op":"payload_offload","ids":["tool_006"],"description":"d","content":"s","retrieval_hint":"h"}]})),
-        |e| e.record_llm_call("m", &json!({"prompt_tokens": 300, "completion_tokens": 5})),
-        |e| args(e, json!({"reason":"rejected","operations":[{"op":"restore","ids":["nope"]}]})),
         |e| {
-            e.ingest(Message::User { text: "question two".into(), origin: None })
-                .map(|_| ())
+            args(
+                e,
+                json!({"reason":"secret","operations":[{"op":"redact","ids":["tool_005"],"drop":["token"]}]}),
+            )
         },
-        |e| args(e, json!({"reason":"fold the first turn","operations":[
+        |e| {
+            args(
+                e,
+                json!({"reason":"big","operations":[{"op":"payload_offload","ids":["tool_006"],"description":"d","content":"s","retrieval_hint":"h"}]}),
+            )
+        },
+        |e| e.record_llm_call("m", &json!({"prompt_tokens": 300, "completion_tokens": 5})),
+        |e| {
+            args(
+                e,
+                json!({"reason":"rejected","operations":[{"op":"restore","ids":["nope"]}]}),
+            )
+        },
+        |e| {
+            e.ingest(Message::User {
+                text: "question two".into(),
+                origin: None,
+            })
+            .map(|_| ())
+        },
+        |e| {
+            args(
+                e,
+                json!({"reason":"fold the first turn","operations":[
             {"op":"compact","ids":["assistant_003","tool_005","tool_006"],"description":"reads","content":"rows 1, 2","preserve":["rows"],"drop":["noise"]},
-            {"op":"merge","ids":["user_002","assistant_007"],"description":"turn one","content":"q1 answered"}]})),
-        |e| args(e, json!({"reason":"again","operations":[{"op":"restore","ids":["tool_006"]},
+            {"op":"merge","ids":["user_002","assistant_007"],"description":"turn one","content":"q1 answered"}]}),
+            )
+        },
+        |e| {
+            args(
+                e,
+                json!({"reason":"again","operations":[{"op":"restore","ids":["tool_006"]},
             {"op":"replace","ids":["assistant_007"],"content":"both were read"},
-            {"op":"payload_offload","ids":["assistant_007"],"description":"d","content":"s","retrieval_hint":"h"}]})),
+            {"op":"payload_offload","ids":["assistant_007"],"description":"d","content":"s","retrieval_hint":"h"}]}),
+            )
+        },
     ]
 }
 
@@ -122,10 +157,14 @@ fn a_run_replays_to_the_same_store_byte_for_byte() {
     assert_eq!(r.stopped, None);
     assert_eq!(state(&r.engine), state(&e));
     // The run goes on after a reopen, and replays again.
-    let mut reopened = Engine::open(dir.path(), Arc::new(CpatEstimator), Durability::Fsync).unwrap();
+    let mut reopened =
+        Engine::open(dir.path(), Arc::new(CpatEstimator), Durability::Fsync).unwrap();
     reopened.set_clock(clock());
     reopened
-        .ingest(Message::User { text: "three".into(), origin: None })
+        .ingest(Message::User {
+            text: "three".into(),
+            origin: None,
+        })
         .unwrap();
     assert_eq!(state(&replayed(dir.path()).engine), state(&reopened));
 }
@@ -151,7 +190,10 @@ fn crash() -> io::Error {
 impl Storage for Crashing {
     fn put(&mut self, key: &str, payload: &str) -> io::Result<()> {
         if self.tick() {
-            let half = payload.char_indices().nth(payload.chars().count() / 2).map_or(0, |(i, _)| i);
+            let half = payload
+                .char_indices()
+                .nth(payload.chars().count() / 2)
+                .map_or(0, |(i, _)| i);
             self.inner.put(key, &payload[..half])?;
             return Err(crash());
         }
@@ -166,7 +208,10 @@ impl Storage for Crashing {
     fn append(&mut self, lines: &str) -> io::Result<()> {
         if self.tick() {
             let cut = lines.len() * 2 / 3;
-            let cut = (0..=cut).rev().find(|&i| lines.is_char_boundary(i)).unwrap();
+            let cut = (0..=cut)
+                .rev()
+                .find(|&i| lines.is_char_boundary(i))
+                .unwrap();
             self.inner.append(&lines[..cut])?;
             return Err(crash());
         }
@@ -192,7 +237,11 @@ fn a_crash_at_any_write_replays_to_the_last_committed_state() {
                 Ok(()) => committed = state(&e),
                 Err(EngineError::Storage(_)) => {
                     crashed = true;
-                    assert_eq!(state(&e), committed, "write {k}: a failed change is visible");
+                    assert_eq!(
+                        state(&e),
+                        committed,
+                        "write {k}: a failed change is visible"
+                    );
                     assert!(matches!(step(&mut e), Err(EngineError::Poisoned)));
                     break;
                 }
@@ -209,7 +258,10 @@ fn a_crash_at_any_write_replays_to_the_last_committed_state() {
         let mut reopened =
             Engine::open(dir.path(), Arc::new(CpatEstimator), Durability::Flush).unwrap();
         reopened
-            .ingest(Message::User { text: "after the crash".into(), origin: None })
+            .ingest(Message::User {
+                text: "after the crash".into(),
+                origin: None,
+            })
             .unwrap();
         let again = replayed(dir.path());
         assert_eq!(again.stopped, None, "write {k}");
@@ -233,13 +285,21 @@ fn a_journal_cut_at_any_byte_replays_up_to_the_last_whole_change_and_says_so() {
     for entry in std::fs::read_dir(dir.path().join("content")).unwrap() {
         let entry = entry.unwrap();
         std::fs::create_dir_all(cut_dir.path().join("content")).unwrap();
-        std::fs::copy(entry.path(), cut_dir.path().join("content").join(entry.file_name())).unwrap();
+        std::fs::copy(
+            entry.path(),
+            cut_dir.path().join("content").join(entry.file_name()),
+        )
+        .unwrap();
     }
     std::fs::copy(dir.path().join("run.json"), cut_dir.path().join("run.json")).unwrap();
     for cut in 0..=full.len() {
         std::fs::write(cut_dir.path().join(JOURNAL_FILE), &full[..cut]).unwrap();
         let r = replayed(cut_dir.path());
-        let (end, expected) = marks.iter().rev().find(|(end, _)| *end as usize <= cut).unwrap();
+        let (end, expected) = marks
+            .iter()
+            .rev()
+            .find(|(end, _)| *end as usize <= cut)
+            .unwrap();
         assert_eq!(&state(&r.engine), expected, "cut at {cut}");
         assert_eq!(r.valid_len, *end);
         match &r.stopped {
@@ -267,7 +327,12 @@ fn a_missing_or_altered_payload_is_reported_with_its_key() {
     }
     let content = dir.path().join("content");
     // A payload an ingest names, and one a patch stored.
-    for key in ["tool_006@v1", "tool_005@v2", "summary_009@v1", "assistant_007@v2"] {
+    for key in [
+        "tool_006@v1",
+        "tool_005@v2",
+        "summary_009@v1",
+        "assistant_007@v2",
+    ] {
         let file = content.join(format!("{key}.txt"));
         let original = std::fs::read(&file).unwrap();
         std::fs::write(&file, b"tampered").unwrap();
@@ -277,8 +342,14 @@ fn a_missing_or_altered_payload_is_reported_with_its_key() {
         }
         std::fs::remove_file(&file).unwrap();
         let err = replay(dir.path(), Arc::new(CpatEstimator)).unwrap_err();
-        assert!(matches!(&err, ReplayError::ContentMissing { key: k } if k == key), "{err:?}");
-        assert_eq!(err.to_string(), format!("content {key}: missing from the content store"));
+        assert!(
+            matches!(&err, ReplayError::ContentMissing { key: k } if k == key),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("content {key}: missing from the content store")
+        );
         std::fs::write(&file, original).unwrap();
     }
     assert_eq!(state(&replayed(dir.path()).engine), state(&e));
@@ -306,7 +377,8 @@ fn a_record_altered_in_the_middle_is_an_error_not_a_silent_stop() {
             let mut r: serde_json::Value = serde_json::from_str(l).unwrap();
             if r["type"] == "patch" && r["result"]["created_block_ids"] != json!([]) {
                 seq = r["seq"].as_u64().unwrap();
-                r["result"]["freed_tokens"] = json!(r["result"]["freed_tokens"].as_u64().unwrap() + 7);
+                r["result"]["freed_tokens"] =
+                    json!(r["result"]["freed_tokens"].as_u64().unwrap() + 7);
             }
             r.to_string() + "\n"
         })
@@ -316,7 +388,9 @@ fn a_record_altered_in_the_middle_is_an_error_not_a_silent_stop() {
     let err = replay(dir.path(), Arc::new(CpatEstimator)).unwrap_err();
     assert_eq!(err.kind(), "diverged", "{err}");
     assert!(
-        err.to_string().starts_with(&format!("journal record {seq}: replays differently: result ")),
+        err.to_string().starts_with(&format!(
+            "journal record {seq}: replays differently: result "
+        )),
         "{err}"
     );
 }

@@ -51,11 +51,16 @@ struct Op {
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    (prop_oneof![3 => 0u8..3, 2 => 0u8..8], prop::collection::vec(0usize..48, 1..3), 0u8..4).prop_map(|(kind, targets, variant)| Op {
-        kind,
-        targets,
-        variant,
-    })
+    (
+        prop_oneof![3 => 0u8..3, 2 => 0u8..8],
+        prop::collection::vec(0usize..48, 1..3),
+        0u8..4,
+    )
+        .prop_map(|(kind, targets, variant)| Op {
+            kind,
+            targets,
+            variant,
+        })
 }
 
 /// The op's JSON; unless its variant is 3, each target brings its whole tool-call chain, so
@@ -85,9 +90,13 @@ fn op_json(op: &Op, e: &Engine) -> Value {
     let vis = ["model", "archived", "hidden", "model"][op.variant as usize];
     match op.kind {
         0 => json!({"op":"set_visibility","ids":ids,"visibility":vis}),
-        1 => json!({"op":"payload_offload","ids":ids,"description":"d","content":"s","retrieval_hint":"h"}),
+        1 => {
+            json!({"op":"payload_offload","ids":ids,"description":"d","content":"s","retrieval_hint":"h"})
+        }
         2 => json!({"op":"restore","ids":ids}),
-        3 => json!({"op":"compact","ids":ids,"description":"d","content":"c","preserve":["p"],"drop":[]}),
+        3 => {
+            json!({"op":"compact","ids":ids,"description":"d","content":"c","preserve":["p"],"drop":[]})
+        }
         4 => json!({"op":"merge","ids":ids,"description":"d","content":"c",
                     "resolution": if op.variant == 1 { "contradiction" } else { "update" }}),
         5 => json!({"op":"fold","ids":ids,"description":"d","content":"c","scope_label":"s"}),
@@ -99,11 +108,19 @@ fn op_json(op: &Op, e: &Engine) -> Value {
 fn ingest(e: &mut Engine, m: &Msg, calls: &mut usize) {
     match m {
         Msg::User(t) => {
-            e.ingest(Message::User { text: t.clone(), origin: None }).unwrap();
+            e.ingest(Message::User {
+                text: t.clone(),
+                origin: None,
+            })
+            .unwrap();
         }
         Msg::Reply(t) => {
-            e.ingest(Message::Assistant { text: t.clone(), tool_calls: vec![], reasoning: None })
-                .unwrap();
+            e.ingest(Message::Assistant {
+                text: t.clone(),
+                tool_calls: vec![],
+                reasoning: None,
+            })
+            .unwrap();
         }
         Msg::Calls(results, thinking) => {
             let ids: Vec<String> = results
@@ -120,8 +137,12 @@ fn ingest(e: &mut Engine, m: &Msg, calls: &mut usize) {
             })
             .unwrap();
             for (id, r) in ids.iter().zip(results) {
-                e.ingest(Message::ToolResult { tool_call_id: id.clone(), name: "f".into(), text: r.clone() })
-                    .unwrap();
+                e.ingest(Message::ToolResult {
+                    tool_call_id: id.clone(),
+                    name: "f".into(),
+                    text: r.clone(),
+                })
+                .unwrap();
             }
         }
     }
@@ -150,7 +171,9 @@ fn invariants(e: &Engine) -> Result<(), String> {
     let rendered = e.view().estimated_tokens;
     let kept = view::estimate(&e.store().totals(), e.store().tokens().as_ref());
     if rendered != kept {
-        return Err(format!("the kept estimate {kept} differs from the view's {rendered}"));
+        return Err(format!(
+            "the kept estimate {kept} differs from the view's {rendered}"
+        ));
     }
     Ok(())
 }

@@ -19,21 +19,97 @@ fn blocks() -> Value {
     let none = json!({});
     let prot = json!({"protected":true});
     json!([
-        b("system_001", "runtime", "system_prompt", json!("sys"), prot.clone()),
-        b("user_002", "user", "user_message", json!("old question"), prot.clone()),
-        b("assistant_003", "assistant", "assistant_message", json!(""),
-          json!({"api":{"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}})),
-        b("tool_004", "tool", "tool_result", json!("{\"a\":1,\"secret\":\"x\"}"), json!({"api":{"tool_call_id":"c1","name":"f"}})),
-        b("assistant_005", "assistant", "assistant_message",
-          json!({"artifact_id":"assistant_005@v1","uri":"artifact://assistant_005@v1","store":"file","summary":"s","retrieval_hint":"h"}), none.clone()),
-        b("assistant_006", "assistant", "assistant_message", json!("plain"), none.clone()),
-        b("assistant_007", "assistant", "assistant_message", json!("gone"), json!({"visibility":"hidden"})),
-        b("task_008", "runtime", "task_state", json!("state"), none.clone()),
-        b("budget_009", "runtime", "budget_report", json!("{}"), none.clone()),
-        b("reasoning_010", "assistant", "reasoning_trace", json!("thinking"), json!({"visibility":"api_required"})),
-        b("assistant_011", "assistant", "assistant_message", json!("text reply"), none.clone()),
-        b("tool_012", "tool", "tool_result", json!("plain text"), json!({"api":{"tool_call_id":"c9","name":"f"}})),
-        b("user_014", "user", "user_message", json!("current question"), prot),
+        b(
+            "system_001",
+            "runtime",
+            "system_prompt",
+            json!("sys"),
+            prot.clone()
+        ),
+        b(
+            "user_002",
+            "user",
+            "user_message",
+            json!("old question"),
+            prot.clone()
+        ),
+        b(
+            "assistant_003",
+            "assistant",
+            "assistant_message",
+            json!(""),
+            json!({"api":{"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}})
+        ),
+        b(
+            "tool_004",
+            "tool",
+            "tool_result",
+            json!("{\"a\":1,\"secret\":\"x\"}"),
+            json!({"api":{"tool_call_id":"c1","name":"f"}})
+        ),
+        b(
+            "assistant_005",
+            "assistant",
+            "assistant_message",
+            json!({"artifact_id":"assistant_005@v1","uri":"artifact://assistant_005@v1","store":"file","summary":"s","retrieval_hint":"h"}),
+            none.clone()
+        ),
+        b(
+            "assistant_006",
+            "assistant",
+            "assistant_message",
+            json!("plain"),
+            none.clone()
+        ),
+        b(
+            "assistant_007",
+            "assistant",
+            "assistant_message",
+            json!("gone"),
+            json!({"visibility":"hidden"})
+        ),
+        b(
+            "task_008",
+            "runtime",
+            "task_state",
+            json!("state"),
+            none.clone()
+        ),
+        b(
+            "budget_009",
+            "runtime",
+            "budget_report",
+            json!("{}"),
+            none.clone()
+        ),
+        b(
+            "reasoning_010",
+            "assistant",
+            "reasoning_trace",
+            json!("thinking"),
+            json!({"visibility":"api_required"})
+        ),
+        b(
+            "assistant_011",
+            "assistant",
+            "assistant_message",
+            json!("text reply"),
+            none.clone()
+        ),
+        b(
+            "tool_012",
+            "tool",
+            "tool_result",
+            json!("plain text"),
+            json!({"api":{"tool_call_id":"c9","name":"f"}})
+        ),
+        b(
+            "user_014",
+            "user",
+            "user_message",
+            json!("current question"),
+            prot
+        ),
     ])
 }
 
@@ -208,13 +284,34 @@ fn divergence_4_a_rejected_ops_partial_changes_do_not_reach_the_next_op() {
 #[test]
 fn divergence_3_a_field_of_the_wrong_type_is_an_invalid_field_rejection() {
     for (op, message) in [
-        (json!({"op":"set_visibility","ids":"tool_004"}), r#"set_visibility: field "ids" must be an array of strings"#),
-        (json!({"op":"set_visibility","ids":["tool_004", 4]}), r#"set_visibility: field "ids" must be an array of strings"#),
-        (json!({"op":"compact","ids":["assistant_006"],"description":"d","content":42,"preserve":["p"],"drop":[]}), r#"compact: field "content" must be a string"#),
-        (json!({"op":"compact","ids":["assistant_006"],"description":"d","content":"c","preserve":"p","drop":[]}), r#"compact: field "preserve" must be an array of strings"#),
-        (json!({"op":"set_visibility","ids":["assistant_006"],"visibility":false}), r#"set_visibility: field "visibility" must be a string"#),
-        (json!({"op":"merge","ids":["a","b"],"description":"d","content":"c","resolution":1}), r#"merge: field "resolution" must be a string"#),
-        (json!({"op":"redact","ids":["tool_004"],"drop":"secret"}), r#"redact: field "drop" must be an array of strings"#),
+        (
+            json!({"op":"set_visibility","ids":"tool_004"}),
+            r#"set_visibility: field "ids" must be an array of strings"#,
+        ),
+        (
+            json!({"op":"set_visibility","ids":["tool_004", 4]}),
+            r#"set_visibility: field "ids" must be an array of strings"#,
+        ),
+        (
+            json!({"op":"compact","ids":["assistant_006"],"description":"d","content":42,"preserve":["p"],"drop":[]}),
+            r#"compact: field "content" must be a string"#,
+        ),
+        (
+            json!({"op":"compact","ids":["assistant_006"],"description":"d","content":"c","preserve":"p","drop":[]}),
+            r#"compact: field "preserve" must be an array of strings"#,
+        ),
+        (
+            json!({"op":"set_visibility","ids":["assistant_006"],"visibility":false}),
+            r#"set_visibility: field "visibility" must be a string"#,
+        ),
+        (
+            json!({"op":"merge","ids":["a","b"],"description":"d","content":"c","resolution":1}),
+            r#"merge: field "resolution" must be a string"#,
+        ),
+        (
+            json!({"op":"redact","ids":["tool_004"],"drop":"secret"}),
+            r#"redact: field "drop" must be an array of strings"#,
+        ),
     ] {
         let out = run(json!([op]), json!({"allowRedact":true}));
         assert_eq!(out["error"], Value::Null, "{op}");
@@ -256,18 +353,37 @@ fn run_raw(args: &str) -> Value {
 fn arguments_that_are_not_an_update_are_a_parse_error_and_change_nothing() {
     let before = run(json!([]), json!({}))["blocks"].clone();
     for (args, message) in [
-        ("{\"reason\":", "arguments are not JSON: EOF while parsing a value at line 1 column 10"),
+        (
+            "{\"reason\":",
+            "arguments are not JSON: EOF while parsing a value at line 1 column 10",
+        ),
         ("[1,2]", "arguments must be a JSON object"),
         ("null", "arguments must be a JSON object"),
-        (r#"{"reason":"r","operations":{"op":"restore"}}"#, "\"operations\" must be an array"),
-        (r#"{"reason":5,"operations":[]}"#, "\"reason\" must be a string"),
+        (
+            r#"{"reason":"r","operations":{"op":"restore"}}"#,
+            "\"operations\" must be an array",
+        ),
+        (
+            r#"{"reason":5,"operations":[]}"#,
+            "\"reason\" must be a string",
+        ),
         (r#"{"operations":[null]}"#, "operation 0 is not an object"),
-        (r#"{"operations":[{"op":"restore","ids":["tool_004"]},{"op":"clear"}]}"#, "unknown op \"clear\""),
-        (r#"{"operations":[{"ids":["tool_004"]}]}"#, "unknown op \"undefined\""),
+        (
+            r#"{"operations":[{"op":"restore","ids":["tool_004"]},{"op":"clear"}]}"#,
+            "unknown op \"clear\"",
+        ),
+        (
+            r#"{"operations":[{"ids":["tool_004"]}]}"#,
+            "unknown op \"undefined\"",
+        ),
         (r#"{"operations":[{"op":7}]}"#, "unknown op \"7\""),
     ] {
         let out = run_raw(args);
-        assert_eq!(out["error"], json!({"stage":"parse","message":message}), "{args}");
+        assert_eq!(
+            out["error"],
+            json!({"stage":"parse","message":message}),
+            "{args}"
+        );
         assert_eq!(out["tool_result"], format!("error: {message}"));
         assert_eq!(out["ok"], false);
         assert_eq!(out["blocks"], before);
@@ -284,5 +400,8 @@ fn missing_operations_and_missing_ids() {
     assert_eq!(out["rejections"][0]["rule"], "empty_ids");
     // replace without ids targets "" (CPAT's default).
     let out = run_raw(r#"{"operations":[{"op":"replace","content":"x"}]}"#);
-    assert_eq!(out["rejections"][0]["message"], r#"block "" does not exist"#);
+    assert_eq!(
+        out["rejections"][0]["message"],
+        r#"block "" does not exist"#
+    );
 }

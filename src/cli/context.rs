@@ -86,9 +86,8 @@ fn apply(max_tokens: u64, cases: &[OsString]) -> Result<i32, String> {
             .map(|n| n.to_string_lossy())
             .unwrap_or_default();
         let name = name.strip_suffix(".json").unwrap_or(&name).to_owned();
-        let line = read_case(path).and_then(|text| {
-            case::run(&name, &text, max_tokens).map_err(|e| e.to_string())
-        });
+        let line = read_case(path)
+            .and_then(|text| case::run(&name, &text, max_tokens).map_err(|e| e.to_string()));
         match line {
             Ok(line) => {
                 if line["ok"] != Value::Bool(true) {
@@ -115,14 +114,19 @@ fn replay_run(dir: &Path) -> Result<i32, String> {
         Ok(r) => r,
         Err(e @ ReplayError::Io { .. }) => return Err(e.to_string()),
         Err(e) => {
-            eprintln!("frontier: {}: {}", dir.display(), display::escaped(&e.to_string()));
+            eprintln!(
+                "frontier: {}: {}",
+                dir.display(),
+                display::escaped(&e.to_string())
+            );
             return Ok(1);
         }
     };
     let engine = &replayed.engine;
-    let stopped = replayed.stopped.as_ref().map(|s| {
-        json!({"offset": s.offset, "line": s.line, "reason": s.reason.as_str()})
-    });
+    let stopped = replayed
+        .stopped
+        .as_ref()
+        .map(|s| json!({"offset": s.offset, "line": s.line, "reason": s.reason.as_str()}));
     if let Some(s) = &replayed.stopped {
         eprintln!(
             "frontier: {}: the journal ends inside a {} at line {} (offset {}); replayed up to the last whole change",

@@ -124,13 +124,22 @@ pub fn run(name: &str, text: &str, max_tokens: u64) -> Result<Value, CaseError> 
     let error = match &outcome {
         Ok(result) => {
             let r = json!(result);
-            for key in ["ok", "applied", "rejections", "freed_tokens", "created_block_ids", "budget"] {
+            for key in [
+                "ok",
+                "applied",
+                "rejections",
+                "freed_tokens",
+                "created_block_ids",
+                "budget",
+            ] {
                 out.insert(key.into(), r[key].clone());
             }
             out.insert("error".into(), Value::Null);
             out.insert(
                 "tool_result".into(),
-                serde_json::to_string(result).expect("a result serialises").into(),
+                serde_json::to_string(result)
+                    .expect("a result serialises")
+                    .into(),
             );
             None
         }
@@ -159,7 +168,13 @@ pub fn run(name: &str, text: &str, max_tokens: u64) -> Result<Value, CaseError> 
     }
     out.insert(
         "blocks".into(),
-        Value::Array(engine.store().iter().map(Block::to_json_without_time).collect()),
+        Value::Array(
+            engine
+                .store()
+                .iter()
+                .map(Block::to_json_without_time)
+                .collect(),
+        ),
     );
     let mut puts = Map::new();
     for record in &journal {

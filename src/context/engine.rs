@@ -421,10 +421,7 @@ impl Engine {
         for s in open {
             let mut trace = self.store.block(s).clone();
             trace.visibility = Visibility::Hidden;
-            let parent = trace
-                .source_ids
-                .first()
-                .and_then(|id| self.store.slot(id));
+            let parent = trace.source_ids.first().and_then(|id| self.store.slot(id));
             self.store.replace(s, trace);
             if let Some(p) = parent {
                 let mut b = self.store.block(p).clone();
@@ -480,7 +477,13 @@ impl Engine {
                 reasoning,
             } => {
                 let d = describe_text("Assistant message", &text);
-                let mut b = make("assistant", Role::Assistant, Kind::AssistantMessage, d, text);
+                let mut b = make(
+                    "assistant",
+                    Role::Assistant,
+                    Kind::AssistantMessage,
+                    d,
+                    text,
+                );
                 let open = !tool_calls.is_empty();
                 if open {
                     b.api = Some(Api {
@@ -551,7 +554,10 @@ impl Engine {
             &now,
         );
         let (result, commit) = match outcome {
-            Ok(commit) => (self.result_of(&commit, update.operations.len()), Some(commit)),
+            Ok(commit) => (
+                self.result_of(&commit, update.operations.len()),
+                Some(commit),
+            ),
             Err(rejections) => (
                 PatchResult {
                     ok: false,
@@ -575,7 +581,12 @@ impl Engine {
         if let Some(c) = &commit {
             for (_, b, _) in &c.created {
                 seq += 1;
-                records.push(journal::ingest(seq, b, &journal::sha256_hex(inline(b)), true));
+                records.push(journal::ingest(
+                    seq,
+                    b,
+                    &journal::sha256_hex(inline(b)),
+                    true,
+                ));
             }
         }
         seq += 1;

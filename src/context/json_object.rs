@@ -162,7 +162,10 @@ mod tests {
             drop(r#"{"a": "x y \" }", "b": "\u00e9"}"#, &["zz"]).unwrap(),
             r#"{"a":"x y \" }","b":"\u00e9"}"#
         );
-        assert_eq!(drop(r#"{"a":1,"a":2,"b":3}"#, &[]).unwrap(), r#"{"a":2,"b":3}"#);
+        assert_eq!(
+            drop(r#"{"a":1,"a":2,"b":3}"#, &[]).unwrap(),
+            r#"{"a":2,"b":3}"#
+        );
         assert_eq!(drop("{}", &["a"]).unwrap(), "{}");
     }
 

@@ -20,13 +20,13 @@ use serde_json::Value;
 
 use super::args::{Item, Operation};
 use super::block::{Api, Block, Content, Kind, Origin, Retention, Role, Visibility};
+use super::content::ContentStore;
 use super::durable::{self, content_file_name, Memory};
 use super::engine::{Engine, RunConfig};
 use super::journal;
 use super::ops::Options;
 use super::patch;
 use super::store::BlockStore;
-use super::content::ContentStore;
 use super::tokens::TokenCounter;
 
 /// A replayed run.
@@ -143,7 +143,10 @@ impl std::fmt::Display for ReplayError {
                 write!(f, "content {key}: missing from the content store")
             }
             ReplayError::ContentAltered { key } => {
-                write!(f, "content {key}: altered (its SHA-256 differs from the journal's)")
+                write!(
+                    f,
+                    "content {key}: altered (its SHA-256 differs from the journal's)"
+                )
             }
             ReplayError::Diverged { seq, message } => {
                 write!(f, "journal record {seq}: replays differently: {message}")
@@ -188,8 +191,16 @@ pub fn replay(dir: &Path, tokens: Arc<dyn TokenCounter>) -> Result<Replayed, Rep
         line_no += 1;
         let Some(len) = bytes[offset..].iter().position(|&b| b == b'\n') else {
             stopped = Some(Stopped {
-                offset: if group.is_empty() { offset as u64 } else { group_start.0 },
-                line: if group.is_empty() { line_no } else { group_start.1 },
+                offset: if group.is_empty() {
+                    offset as u64
+                } else {
+                    group_start.0
+                },
+                line: if group.is_empty() {
+                    line_no
+                } else {
+                    group_start.1
+                },
                 reason: if group.is_empty() {
                     StopReason::TornRecord
                 } else {
@@ -248,7 +259,11 @@ fn field<'v>(r: &'v Value, name: &str, line: usize) -> Result<&'v Value, ReplayE
         .ok_or_else(|| bad(line, format!("no \"{name}\"")))
 }
 
-fn typed<T: serde::de::DeserializeOwned>(r: &Value, name: &str, line: usize) -> Result<T, ReplayError> {
+fn typed<T: serde::de::DeserializeOwned>(
+    r: &Value,
+    name: &str,
+    line: usize,
+) -> Result<T, ReplayError> {
     serde_json::from_value(field(r, name, line)?.clone())
         .map_err(|e| bad(line, format!("\"{name}\": {e}")))
 }
@@ -262,14 +277,19 @@ impl Replayer<'_> {
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(ReplayError::ContentMissing { key: key.to_owned() })
+                return Err(ReplayError::ContentMissing {
+                    key: key.to_owned(),
+                })
             }
             Err(e) => return Err(ReplayError::io(&path, e)),
         };
-        let text = String::from_utf8(bytes)
-            .map_err(|_| ReplayError::ContentAltered { key: key.to_owned() })?;
+        let text = String::from_utf8(bytes).map_err(|_| ReplayError::ContentAltered {
+            key: key.to_owned(),
+        })?;
         if journal::sha256_hex(&text) != sha256 {
-            return Err(ReplayError::ContentAltered { key: key.to_owned() });
+            return Err(ReplayError::ContentAltered {
+                key: key.to_owned(),
+            });
         }
         Ok(text)
     }
@@ -295,11 +315,17 @@ impl Replayer<'_> {
             version,
             created_at: typed(r, "ts", line)?,
             api: match r.get("api") {
-                Some(a) => Some(serde_json::from_value::<Api>(a.clone()).map_err(|e| bad(line, e.to_string()))?),
+                Some(a) => Some(
+                    serde_json::from_value::<Api>(a.clone())
+                        .map_err(|e| bad(line, e.to_string()))?,
+                ),
                 None => None,
             },
             origin: match r.get("origin") {
-                Some(o) => Some(serde_json::from_value::<Origin>(o.clone()).map_err(|e| bad(line, e.to_string()))?),
+                Some(o) => Some(
+                    serde_json::from_value::<Origin>(o.clone())
+                        .map_err(|e| bad(line, e.to_string()))?,
+                ),
                 None => None,
             },
         })

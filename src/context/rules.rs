@@ -325,7 +325,10 @@ pub fn replace_protected(id: &str) -> Violation {
 }
 /// `replace_content`.
 pub fn replace_content() -> Violation {
-    v(Rule::ReplaceContent, "replace requires non-empty content".into())
+    v(
+        Rule::ReplaceContent,
+        "replace requires non-empty content".into(),
+    )
 }
 /// `not_offloaded`.
 pub fn not_offloaded(id: &str) -> Violation {

@@ -7,9 +7,14 @@
 pub fn is_js_space(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n' | '\u{0b}' | '\u{0c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}' | '\u{feff}'
+        '\t' | '\n' | '\u{0b}' | '\u{0c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
     )
 }
 
@@ -88,10 +93,19 @@ mod tests {
 
     #[test]
     fn descriptions_collapse_and_cut() {
-        assert_eq!(describe_text("User message", "  hi \n\t there "), "User message: hi there");
-        assert_eq!(describe_text("Restored payload", " \n "), "Restored payload");
+        assert_eq!(
+            describe_text("User message", "  hi \n\t there "),
+            "User message: hi there"
+        );
+        assert_eq!(
+            describe_text("Restored payload", " \n "),
+            "Restored payload"
+        );
         let long = "x".repeat(200);
-        assert_eq!(describe_text("P", &long), format!("P: {}…", "x".repeat(110)));
+        assert_eq!(
+            describe_text("P", &long),
+            format!("P: {}…", "x".repeat(110))
+        );
         let exact = "y".repeat(110);
         assert_eq!(describe_text("P", &exact), format!("P: {exact}"));
     }

@@ -159,7 +159,9 @@ fn manifest_entry(b: &Block) -> String {
         ));
     }
     if b.kind == Kind::BudgetReport {
-        s.push_str("\n  runtime_owned: true (rotated automatically \u{2014} never include in patches)");
+        s.push_str(
+            "\n  runtime_owned: true (rotated automatically \u{2014} never include in patches)",
+        );
     }
     s.push_str("\n  description: ");
     s.push_str(&b.description);
@@ -203,7 +205,8 @@ pub fn cost(b: &Block, tokens: &dyn TokenCounter) -> BlockCost {
 /// The manifest message's measure, from the totals.
 fn manifest_measure(t: &Totals, tokens: &dyn TokenCounter) -> Measure {
     let newline = Measure { a: 1, b: 0 };
-    let mut m = tokens.measure(MANIFEST_OPEN) + t.manifest + newline + tokens.measure(MANIFEST_CLOSE);
+    let mut m =
+        tokens.measure(MANIFEST_OPEN) + t.manifest + newline + tokens.measure(MANIFEST_CLOSE);
     if t.archived > 0 {
         m = m + newline + tokens.measure(ARCHIVED_HEADER) + t.archived_lines;
     }

@@ -31,7 +31,9 @@ pub fn call(id: &str, name: &str) -> ToolCall {
 }
 
 pub fn system(e: &mut Engine, text: &str) -> String {
-    e.ingest(Message::System { text: text.into() }).unwrap().remove(0)
+    e.ingest(Message::System { text: text.into() })
+        .unwrap()
+        .remove(0)
 }
 
 pub fn user(e: &mut Engine, text: &str) -> String {

@@ -31,11 +31,7 @@ pub fn check(stage: &mut Stage<'_>, targets: &[Slot], with: &ReplaceWith) -> Res
             stage.stash_payload(key.clone(), text);
         }
         let b = stage.get_mut(t);
-        b.content = Content::Ref(ArtifactRef::new(
-            &key,
-            &with.summary,
-            &with.retrieval_hint,
-        ));
+        b.content = Content::Ref(ArtifactRef::new(&key, &with.summary, &with.retrieval_hint));
         b.description = with.description.clone();
         super::recount(stage, t);
     }

@@ -13,7 +13,8 @@ pub fn check(stage: &mut Stage<'_>, targets: &[Slot], visibility: &str) -> Resul
     }
     // divergence 2: CPAT stores any string ("api_required" locks the block, "foo" makes it
     // vanish past `protected_hidden`).
-    let to = Visibility::settable(visibility).ok_or_else(|| rules::visibility_invalid(visibility))?;
+    let to =
+        Visibility::settable(visibility).ok_or_else(|| rules::visibility_invalid(visibility))?;
     for &t in targets {
         let b = stage.get(t);
         if to == Visibility::Hidden && b.is_protected() {
