@@ -22,8 +22,10 @@ use serde_json::json;
 const TURNS: usize = 3_333;
 
 fn session(dir: &std::path::Path) -> Engine {
-    let mut config = Config::default();
-    config.max_tokens = 10_000_000;
+    let config = Config {
+        max_tokens: 10_000_000,
+        ..Config::default()
+    };
     let mut e = Engine::create(dir, config, Arc::new(CpatEstimator), Durability::Flush).unwrap();
     e.ingest(Message::System {
         text: "You are a research agent.".into(),

@@ -138,7 +138,7 @@ fn reasoning_trace_is_api_required_during_an_open_chain_and_released_after() {
         .unwrap();
     let (head, trace) = (&ids[0], &ids[1]);
     assert_eq!(visibility(&e, trace), Visibility::ApiRequired);
-    assert_eq!(block(&e, trace).source_ids, [head.clone()]);
+    assert_eq!(block(&e, trace).source_ids, std::slice::from_ref(head));
     let r = patch(
         &mut e,
         json!({"reason":"r","operations":[{"op":"set_visibility","ids":[trace],"visibility":"hidden"}]}),

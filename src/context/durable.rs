@@ -45,6 +45,23 @@ impl Storage for Memory {
     }
 }
 
+/// Shared in-memory storage: the caller keeps one handle to read the journal back.
+impl Storage for std::sync::Arc<std::sync::Mutex<Memory>> {
+    fn put(&mut self, _key: &str, _payload: &str) -> io::Result<()> {
+        Ok(())
+    }
+    fn sync_puts(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn append(&mut self, lines: &str) -> io::Result<()> {
+        self.lock()
+            .map_err(|_| io::Error::other("the journal's lock is poisoned"))?
+            .journal
+            .push_str(lines);
+        Ok(())
+    }
+}
+
 /// How hard a write is pushed to the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Durability {
@@ -192,22 +209,5 @@ mod tests {
     fn content_file_names_are_cpats() {
         assert_eq!(content_file_name("tool_004@v1"), "tool_004@v1.txt");
         assert_eq!(content_file_name("a b/ü@v2"), "a_b__@v2.txt");
-    }
-}
-
-/// Shared in-memory storage: the caller keeps one handle to read the journal back.
-impl Storage for std::sync::Arc<std::sync::Mutex<Memory>> {
-    fn put(&mut self, _key: &str, _payload: &str) -> io::Result<()> {
-        Ok(())
-    }
-    fn sync_puts(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    fn append(&mut self, lines: &str) -> io::Result<()> {
-        self.lock()
-            .map_err(|_| io::Error::other("the journal's lock is poisoned"))?
-            .journal
-            .push_str(lines);
-        Ok(())
     }
 }
