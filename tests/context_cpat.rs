@@ -366,3 +366,41 @@ fn preserves_the_explicit_no_op_and_rejects_an_unknown_op() {
     let e = args::parse(r#"{"reason":"r","operations":[{"op":"clear","ids":["a"]}]}"#).unwrap_err();
     assert_eq!(e.to_string(), "unknown op \"clear\"");
 }
+
+#[test]
+fn budget_monitor_critical_pressure_force_offloads() {
+    // CPAT's test also checks the budget report the runtime injects; the reports belong to
+    // the loop's ladder and are not built here.
+    use frontier::context::fallback::critical_fallback;
+    use frontier::context::Pressure;
+    let config = Config {
+        max_tokens: 2000,
+        ..Config::default()
+    };
+    let mut e = engine_with(config);
+    system(&mut e, "sys");
+    user(&mut e, "q");
+    let huge = "x".repeat(20_000);
+    let (_, tools) = chain(&mut e, &[("c1", &huge), ("c2", "small")]);
+    assert_ne!(e.budget().pressure, Pressure::Ok);
+    assert_eq!(e.budget().pressure, Pressure::Critical);
+    assert_eq!(critical_fallback(&mut e).unwrap(), 1);
+    let b = block(&e, &tools[0]);
+    let Content::Ref(r) = &b.content else {
+        panic!("not offloaded")
+    };
+    assert!(r
+        .summary
+        .starts_with("Auto-offloaded under critical budget pressure. Head of payload:\nxxx"));
+    assert_eq!(
+        b.description,
+        format!(
+            "Tool result (read_file): {}… (runtime auto-offloaded)",
+            "x".repeat(110)
+        )
+    );
+    assert!(e.budget().used < 1400, "{:?}", e.budget());
+    assert_eq!(e.artifact_get(&r.uri, Some(1 << 20)), huge);
+    // Below the soft limit, nothing more to do.
+    assert_eq!(critical_fallback(&mut e).unwrap(), 0);
+}

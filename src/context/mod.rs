@@ -12,6 +12,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`engine`] | the API the loop calls: `ingest`, `apply`, `view`, `budget`, `open` |
+//! | [`fallback`] | CPAT's critical fallback: the runtime offloads the largest tool results |
 //! | [`block`] | the data model in CPAT's JSON shapes |
 //! | [`case`] | one offline case of `frontier context apply` |
 //! | [`store`] | blocks in order, with positions, chains and the view's totals kept up to date |
@@ -37,6 +38,7 @@ pub mod chain;
 pub mod content;
 pub mod durable;
 pub mod engine;
+pub mod fallback;
 pub mod journal;
 pub mod json_object;
 pub mod ops;
