@@ -301,3 +301,27 @@ fn a_released_reasoning_trace_cannot_come_back_between_a_head_and_its_results() 
     );
     assert!(view_chains_paired(&e));
 }
+
+#[test]
+fn staging_copies_only_the_blocks_a_patch_changes() {
+    use frontier::context::args;
+    use frontier::context::ops::{self, Options};
+    use frontier::context::stage::Stage;
+    let mut e = engine();
+    user(&mut e, "q");
+    let mut results = Vec::new();
+    for i in 0..200 {
+        let (_, t) = chain(&mut e, &[(&format!("c{i}"), "payload")]);
+        results.push(t[0].clone());
+    }
+    let update = args::normalise(&json!({"reason":"r","operations":[
+        {"op":"payload_offload","ids":[results[3], results[9]],"description":"d","content":"s","retrieval_hint":"h"},
+        {"op":"restore","ids":[results[3]]}]}))
+    .unwrap();
+    let mut stage = Stage::new(e.store(), e.content());
+    for item in &update.operations {
+        let ok = ops::check(&mut stage, item.as_ref().unwrap(), Options::default()).is_ok();
+        stage.end_op(ok);
+    }
+    assert_eq!(stage.touched().len(), 2, "of {} blocks", e.store().len());
+}
