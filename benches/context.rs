@@ -165,6 +165,20 @@ fn view(c: &mut Criterion) {
             ),
             |b| b.iter(|| black_box(engine.view())),
         );
+        // The floor: copying the visible blocks' texts, nothing else.
+        let texts: Vec<String> = engine
+            .store()
+            .iter()
+            .filter(|b| b.is_visible())
+            .map(|b| b.content.rendered().into_owned())
+            .collect();
+        group.bench_function(
+            BenchmarkId::new(
+                format!("copy_of_{total}_blocks"),
+                format!("{visible}_visible"),
+            ),
+            |b| b.iter(|| black_box(texts.clone())),
+        );
     }
     group.finish();
 }
