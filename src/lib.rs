@@ -13,7 +13,8 @@
 //! above them: [`apply`] applies the patches the parsers confirm to a workspace, unit by unit
 //! as they are confirmed and all or nothing at the end; [`agent`] is the loop that executes
 //! only confirmed tool calls; [`streams`] reads the providers' wire formats (OpenAI Chat,
-//! OpenAI Responses, Anthropic Messages) and confirms their tool calls one by one;
+//! OpenAI Responses, Anthropic Messages) and confirms their tool calls one by one; [`context`]
+//! is the engine that checks and journals the edits an agent makes to its own context;
 //! [`json_baseline`] is the JSON-buffer framing CTL is measured against, and [`truncation`] the
 //! experiment that compares them cut off at every byte.
 #![forbid(unsafe_code)]
@@ -21,6 +22,7 @@
 
 pub mod agent;
 pub mod apply;
+pub mod context;
 pub mod json_baseline;
 pub mod streams;
 pub mod truncation;
@@ -38,4 +40,6 @@ mod doc_examples {
     struct Readme;
     #[doc = include_str!("../docs/masks.md")]
     struct Masks;
+    #[doc = include_str!("../docs/context.md")]
+    struct Context;
 }

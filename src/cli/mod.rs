@@ -8,6 +8,7 @@ mod apply;
 mod bounds;
 mod calls;
 mod check;
+mod context;
 mod display;
 mod events;
 mod frame;
@@ -58,6 +59,9 @@ enum Command {
     Mask(mask::Args),
     /// Read a recorded provider stream (OpenAI Chat, Responses, Anthropic): its confirmed calls.
     Stream(stream::Args),
+    /// The context engine offline: apply context_update cases, replay a run.
+    #[command(subcommand)]
+    Context(context::Args),
 }
 
 /// Runs the CLI and returns the exit status.
@@ -80,6 +84,7 @@ pub fn main() -> i32 {
         Command::Apply(args) => apply::run(args),
         Command::Mask(args) => mask::run(args),
         Command::Stream(args) => stream::run(args),
+        Command::Context(args) => context::run(args),
     };
     match result {
         Ok(code) => code,
