@@ -12,13 +12,15 @@
 //! [`language`], [`recognizer`], [`mask`], [`event`], [`harness`]). This crate adds what sits
 //! above them: [`apply`] applies the patches the parsers confirm to a workspace, unit by unit
 //! as they are confirmed and all or nothing at the end; [`agent`] is the loop that executes
-//! only confirmed tool calls; [`json_baseline`] is the JSON-buffer framing CTL is measured
+//! only confirmed tool calls; [`context`] is the engine that checks and journals the edits an
+//! agent makes to its own context; [`json_baseline`] is the JSON-buffer framing CTL is measured
 //! against, and [`truncation`] the experiment that compares them cut off at every byte.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod agent;
 pub mod apply;
+pub mod context;
 pub mod json_baseline;
 pub mod truncation;
 
@@ -35,4 +37,6 @@ mod doc_examples {
     struct Readme;
     #[doc = include_str!("../docs/masks.md")]
     struct Masks;
+    #[doc = include_str!("../docs/context.md")]
+    struct Context;
 }

@@ -8,6 +8,7 @@ mod apply;
 mod bounds;
 mod calls;
 mod check;
+mod context;
 mod display;
 mod events;
 mod frame;
@@ -55,6 +56,9 @@ enum Command {
     Apply(apply::Args),
     /// Print the token mask before every step of a token sequence, with its time.
     Mask(mask::Args),
+    /// The context engine offline: apply context_update cases, replay a run.
+    #[command(subcommand)]
+    Context(context::Args),
 }
 
 /// Runs the CLI and returns the exit status.
@@ -76,6 +80,7 @@ pub fn main() -> i32 {
         Command::Truncate(args) => truncate::run(args),
         Command::Apply(args) => apply::run(args),
         Command::Mask(args) => mask::run(args),
+        Command::Context(args) => context::run(args),
     };
     match result {
         Ok(code) => code,

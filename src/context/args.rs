@@ -1,0 +1,396 @@
+//! The `context_update` arguments: `{reason, operations[]}` with CPAT's flat per-op items,
+//! normalised into typed [`Operation`]s as CPAT's `parseContextUpdateArgs` does
+//! (`cpat_reference.md` §2): a `null` field is a missing one, and each op takes its defaults.
+//!
+//! Unlike CPAT, a field of the wrong type is never passed on to blow up later or to be
+//! iterated per character: the op becomes an [`InvalidField`], which the engine rejects as
+//! `invalid_field` (divergence 3). What cannot be an update at all (not JSON, not an object,
+//! `operations` not an array, an item that is not an object, an unknown op) is an
+//! [`ArgsError`]: the whole call is refused before any op is tried, as CPAT's throw does.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// A normalised update.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContextUpdate {
+    /// Why (journaled).
+    pub reason: String,
+    /// The ops in order; an op with a field of the wrong type is an [`InvalidField`].
+    pub operations: Vec<Item>,
+}
+
+/// One op of an update.
+pub type Item = Result<Operation, InvalidField>;
+
+/// An op whose field has the wrong type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidField {
+    /// The op.
+    pub op: &'static str,
+    /// The field.
+    pub field: &'static str,
+    /// What it must be.
+    pub expected: &'static str,
+}
+
+/// A summary's description and text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Output {
+    /// The summary's description.
+    pub description: String,
+    /// The summary's text.
+    pub content: String,
+}
+
+/// What an offloaded block shows instead of its payload.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplaceWith {
+    /// The block's new description.
+    pub description: String,
+    /// The reference's summary (the item's `content`).
+    pub summary: String,
+    /// How to get the payload back.
+    pub retrieval_hint: String,
+}
+
+/// A normalised op, in CPAT's `ContextOperation` shape (`types.ts:102-173`), which is also its
+/// form in the journal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+#[allow(missing_docs)]
+pub enum Operation {
+    Compact {
+        ids: Vec<String>,
+        output: Output,
+        preserve: Vec<String>,
+        drop: Vec<String>,
+    },
+    PayloadOffload {
+        ids: Vec<String>,
+        store: String,
+        replace_with: ReplaceWith,
+    },
+    Restore {
+        ids: Vec<String>,
+    },
+    Merge {
+        ids: Vec<String>,
+        output: Output,
+        resolution: String,
+    },
+    Fold {
+        ids: Vec<String>,
+        output: Output,
+        scope_label: String,
+    },
+    Redact {
+        ids: Vec<String>,
+        drop_fields: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        preserve_fields: Option<Vec<String>>,
+    },
+    SetVisibility {
+        ids: Vec<String>,
+        visibility: String,
+    },
+    Replace {
+        id: String,
+        content: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+    },
+}
+
+impl Operation {
+    /// The op's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Operation::Compact { .. } => "compact",
+            Operation::PayloadOffload { .. } => "payload_offload",
+            Operation::Restore { .. } => "restore",
+            Operation::Merge { .. } => "merge",
+            Operation::Fold { .. } => "fold",
+            Operation::Redact { .. } => "redact",
+            Operation::SetVisibility { .. } => "set_visibility",
+            Operation::Replace { .. } => "replace",
+        }
+    }
+
+    /// The target ids (`replace`: its one id).
+    pub fn ids(&self) -> std::borrow::Cow<'_, [String]> {
+        match self {
+            Operation::Compact { ids, .. }
+            | Operation::PayloadOffload { ids, .. }
+            | Operation::Restore { ids }
+            | Operation::Merge { ids, .. }
+            | Operation::Fold { ids, .. }
+            | Operation::Redact { ids, .. }
+            | Operation::SetVisibility { ids, .. } => ids.as_slice().into(),
+            Operation::Replace { id, .. } => vec![id.clone()].into(),
+        }
+    }
+}
+
+/// The JSON of an item as journaled: the normalised op, or the op and its bad field.
+pub fn item_json(item: &Item) -> Value {
+    match item {
+        Ok(op) => serde_json::to_value(op).expect("an op serialises"),
+        Err(bad) => serde_json::json!({"op": bad.op, "invalid_field": bad.field}),
+    }
+}
+
+/// Why arguments are not an update at all.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgsError {
+    /// Not JSON.
+    Json {
+        /// 1-based line of the error.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// JSON, but not an object.
+    NotObject,
+    /// `reason` is neither a string nor missing.
+    Reason,
+    /// `operations` is neither an array nor missing.
+    Operations,
+    /// An item that is not an object.
+    Item {
+        /// Its index.
+        index: usize,
+    },
+    /// An item whose `op` is not one of the eight (CPAT's message).
+    UnknownOp {
+        /// Its index.
+        index: usize,
+        /// The op as JavaScript would print it.
+        op: String,
+    },
+}
+
+impl ArgsError {
+    /// A stable name for the kind of error.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ArgsError::Json { .. } => "not_json",
+            ArgsError::NotObject => "not_object",
+            ArgsError::Reason => "reason_type",
+            ArgsError::Operations => "operations_type",
+            ArgsError::Item { .. } => "item_type",
+            ArgsError::UnknownOp { .. } => "unknown_op",
+        }
+    }
+}
+
+impl std::fmt::Display for ArgsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgsError::Json { message, .. } => write!(f, "arguments are not JSON: {message}"),
+            ArgsError::NotObject => f.write_str("arguments must be a JSON object"),
+            ArgsError::Reason => f.write_str("\"reason\" must be a string"),
+            ArgsError::Operations => f.write_str("\"operations\" must be an array"),
+            ArgsError::Item { index } => write!(f, "operation {index} is not an object"),
+            ArgsError::UnknownOp { op, .. } => write!(f, "unknown op \"{op}\""),
+        }
+    }
+}
+
+impl std::error::Error for ArgsError {}
+
+/// Parses the arguments as the model sent them (JSON text).
+pub fn parse(text: &str) -> Result<ContextUpdate, ArgsError> {
+    let raw: Value = serde_json::from_str(text).map_err(|e| ArgsError::Json {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    normalise(&raw)
+}
+
+/// Normalises parsed arguments.
+pub fn normalise(raw: &Value) -> Result<ContextUpdate, ArgsError> {
+    // divergence 8: CPAT throws on `null` and treats any other non-object as `operations: []`.
+    let raw = raw.as_object().ok_or(ArgsError::NotObject)?;
+    let reason = match present(raw, "reason") {
+        None => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err(ArgsError::Reason),
+    };
+    let items = match present(raw, "operations") {
+        None => &[][..],
+        Some(Value::Array(items)) => items.as_slice(),
+        Some(_) => return Err(ArgsError::Operations),
+    };
+    let mut operations = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let f = item.as_object().ok_or(ArgsError::Item { index })?;
+        let op = present(f, "op");
+        let name = op.and_then(Value::as_str).and_then(op_name);
+        let Some(name) = name else {
+            return Err(ArgsError::UnknownOp {
+                index,
+                op: js_string(op),
+            });
+        };
+        operations.push(normalise_item(name, f));
+    }
+    Ok(ContextUpdate { reason, operations })
+}
+
+const OPS: [&str; 8] = [
+    "compact",
+    "payload_offload",
+    "restore",
+    "merge",
+    "fold",
+    "redact",
+    "set_visibility",
+    "replace",
+];
+
+fn op_name(s: &str) -> Option<&'static str> {
+    OPS.iter().copied().find(|&n| n == s)
+}
+
+/// A field, `null` counting as missing (CPAT's `??`).
+fn present<'a>(f: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    f.get(name).filter(|v| !v.is_null())
+}
+
+/// How JavaScript's template literal prints a value.
+fn js_string(v: Option<&Value>) -> String {
+    match v {
+        None => "undefined".into(),
+        Some(Value::Null) => "null".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|e| match e {
+                Value::Null => String::new(),
+                e => js_string(Some(e)),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(Value::Object(_)) => "[object Object]".into(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// Reads the typed fields of one op.
+struct Fields<'a> {
+    op: &'static str,
+    f: &'a Map<String, Value>,
+}
+
+impl Fields<'_> {
+    fn bad(&self, field: &'static str, expected: &'static str) -> InvalidField {
+        InvalidField {
+            op: self.op,
+            field,
+            expected,
+        }
+    }
+
+    fn text(&self, field: &'static str) -> Result<Option<String>, InvalidField> {
+        match present(self.f, field) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(self.bad(field, "a string")),
+        }
+    }
+
+    fn text_or_empty(&self, field: &'static str) -> Result<String, InvalidField> {
+        Ok(self.text(field)?.unwrap_or_default())
+    }
+
+    fn list(&self, field: &'static str) -> Result<Option<Vec<String>>, InvalidField> {
+        match present(self.f, field) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .map(Some)
+                .ok_or_else(|| self.bad(field, "an array of strings")),
+            Some(_) => Err(self.bad(field, "an array of strings")),
+        }
+    }
+
+    fn list_or_empty(&self, field: &'static str) -> Result<Vec<String>, InvalidField> {
+        Ok(self.list(field)?.unwrap_or_default())
+    }
+
+    fn output(&self) -> Result<Output, InvalidField> {
+        Ok(Output {
+            description: self.text_or_empty("description")?,
+            content: self.text_or_empty("content")?,
+        })
+    }
+}
+
+fn normalise_item(op: &'static str, f: &Map<String, Value>) -> Item {
+    let x = Fields { op, f };
+    let ids = x.list_or_empty("ids")?;
+    Ok(match op {
+        "compact" => Operation::Compact {
+            ids,
+            output: x.output()?,
+            preserve: x.list_or_empty("preserve")?,
+            drop: x.list_or_empty("drop")?,
+        },
+        "payload_offload" => Operation::PayloadOffload {
+            ids,
+            store: "file".into(),
+            replace_with: ReplaceWith {
+                description: x.text_or_empty("description")?,
+                summary: x.text_or_empty("content")?,
+                retrieval_hint: x.text_or_empty("retrieval_hint")?,
+            },
+        },
+        "restore" => Operation::Restore { ids },
+        "merge" => Operation::Merge {
+            ids,
+            output: x.output()?,
+            resolution: x.text("resolution")?.unwrap_or_else(|| "update".into()),
+        },
+        "fold" => Operation::Fold {
+            ids,
+            output: x.output()?,
+            scope_label: x.text_or_empty("scope_label")?,
+        },
+        "redact" => Operation::Redact {
+            ids,
+            drop_fields: x.list_or_empty("drop")?,
+            preserve_fields: x.list("preserve")?,
+        },
+        "set_visibility" => Operation::SetVisibility {
+            ids,
+            visibility: x.text("visibility")?.unwrap_or_else(|| "archived".into()),
+        },
+        "replace" => Operation::Replace {
+            id: ids.into_iter().next().unwrap_or_default(),
+            content: x.text_or_empty("content")?,
+            description: x.text("description")?,
+        },
+        _ => unreachable!("op names come from OPS"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_ops_print_as_javascript_would() {
+        let e = parse(r#"{"operations":[{"op":"clear","ids":[]}]}"#).unwrap_err();
+        assert_eq!(e.to_string(), "unknown op \"clear\"");
+        let e = parse(r#"{"operations":[{"ids":[]}]}"#).unwrap_err();
+        assert_eq!(e.to_string(), "unknown op \"undefined\"");
+        let e = parse(r#"{"operations":[{"op":[1,null,"x"]}]}"#).unwrap_err();
+        assert_eq!(e.to_string(), "unknown op \"1,,x\"");
+    }
+}

@@ -1,0 +1,97 @@
+//! `chain_atomicity`: after every op of a patch is accepted, no tool-call chain may be left
+//! half in the view; an orphan `role:"tool"` message (or a call without its result) makes the
+//! next API call fail with a 400.
+//!
+//! Only chains with a member whose visibility the patch changes are examined (divergence 5):
+//! a chain that was already broken does not block unrelated patches, and a patch that touches
+//! a chain must leave it whole. The message names, as CPAT's does, the first chain member in
+//! store order that stays visible and the first member in chain order that does not.
+//!
+//! A chain is also broken when a block that is not one of its members comes into the view
+//! between its head and its results (a released reasoning trace brought back with
+//! `set_visibility`, say): the endpoint wants the results right after the calls. CPAT does
+//! not check this.
+
+use std::collections::HashSet;
+
+use super::rules::{self, Violation};
+use super::stage::Stage;
+use super::store::Slot;
+
+/// The chains the stage breaks, one violation each, in store order.
+pub fn check(stage: &Stage<'_>) -> Vec<Violation> {
+    let store = stage.store;
+    let mut seen_heads = HashSet::new();
+    let mut broken: Vec<(usize, Violation)> = Vec::new();
+    for &slot in stage.touched() {
+        if stage.get(slot).is_visible() == store.block(slot).is_visible() {
+            continue;
+        }
+        let chain = store.chain_of(slot);
+        if chain.len() < 2 || !seen_heads.insert(chain[0]) {
+            continue;
+        }
+        let visible = |s: &Slot| stage.get(*s).is_visible();
+        let Some(member) = chain.iter().find(|s| !visible(s)) else {
+            continue;
+        };
+        let Some(stays) = chain
+            .iter()
+            .filter(|s| visible(s))
+            .min_by_key(|&&s| store.position(s))
+        else {
+            continue;
+        };
+        let key: Vec<&str> = chain.iter().map(|&s| store.block(s).id.as_str()).collect();
+        broken.push((
+            store.position(*stays),
+            rules::chain_atomicity(
+                &store.block(*stays).id,
+                &store.block(*member).id,
+                &key.join(", "),
+            ),
+        ));
+    }
+    for &slot in stage.touched() {
+        if stage.get(slot).is_visible() && !store.block(slot).is_visible() {
+            if let Some(v) = interposed(stage, slot) {
+                broken.push((store.position(slot), v));
+            }
+        }
+    }
+    broken.sort_by_key(|(at, _)| *at);
+    broken.into_iter().map(|(_, v)| v).collect()
+}
+
+/// Whether `slot`, not a member of the chain around it, stands in the view between that
+/// chain's visible head and a visible result.
+fn interposed(stage: &Stage<'_>, slot: Slot) -> Option<Violation> {
+    let store = stage.store;
+    let at = store.position(slot);
+    // Back to the nearest head over results and reasoning traces.
+    let head = (0..at).rev().map(|i| store.at(i)).find_map(|s| {
+        let b = store.block(s);
+        match b.api() {
+            Some(api) if api.is_head() => Some(Some(s)),
+            Some(api) if api.tool_call_id.is_some() => None,
+            _ if b.kind == super::block::Kind::ReasoningTrace => None,
+            _ => Some(None),
+        }
+    })??;
+    let chain = store.chain_of(head);
+    if chain.contains(&slot) || !stage.get(head).is_visible() {
+        return None;
+    }
+    let after = chain
+        .iter()
+        .any(|&m| store.position(m) > at && stage.get(m).is_visible());
+    if !after {
+        return None;
+    }
+    let key: Vec<&str> = chain.iter().map(|&s| store.block(s).id.as_str()).collect();
+    Some(rules::chain_interposed(
+        &store.block(slot).id,
+        &store.block(head).id,
+        &key.join(", "),
+    ))
+}

@@ -1,0 +1,178 @@
+//! Removing members from a JSON object given as text, for `redact`, without reading it into
+//! values and writing it back: the other members keep their order and their exact text (keys,
+//! strings, numbers), and only the whitespace between tokens goes, as in `JSON.stringify`'s
+//! compact form.
+// divergence 7: CPAT re-serialises with JSON.stringify, which moves integer-like keys first
+// and rewrites numbers (`1e3` → `1000`, `12345678901234567890` → `12345678901234567000`).
+
+/// Why the text cannot be redacted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotAnObject {
+    /// It does not parse.
+    NotJson,
+    /// It parses, but is not an object.
+    NotObject,
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+fn skip_ws(s: &[u8], mut i: usize) -> usize {
+    while i < s.len() && is_ws(s[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// The end of the string starting at `i` (a `"`), past its closing quote.
+fn string_end(s: &[u8], mut i: usize) -> usize {
+    i += 1;
+    while i < s.len() {
+        match s[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    i
+}
+
+/// The end of the (valid) value starting at `i`.
+fn value_end(s: &[u8], mut i: usize) -> usize {
+    match s[i] {
+        b'"' => string_end(s, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            while i < s.len() {
+                match s[i] {
+                    b'"' => {
+                        i = string_end(s, i);
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return i + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            i
+        }
+        _ => {
+            while i < s.len() && !matches!(s[i], b',' | b'}' | b']') && !is_ws(s[i]) {
+                i += 1;
+            }
+            i
+        }
+    }
+}
+
+/// Appends `raw` without the whitespace between its tokens.
+fn push_compact(out: &mut String, raw: &str) {
+    let s = raw.as_bytes();
+    let mut i = 0;
+    let mut start = 0;
+    while i < s.len() {
+        if s[i] == b'"' {
+            i = string_end(s, i);
+        } else if is_ws(s[i]) {
+            out.push_str(&raw[start..i]);
+            i = skip_ws(s, i);
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    out.push_str(&raw[start..]);
+}
+
+/// `text` without the members named in `drop`, compact.
+pub fn remove_members(text: &str, drop: &[String]) -> Result<String, NotAnObject> {
+    serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|_| NotAnObject::NotJson)?;
+    let s = text.as_bytes();
+    let mut i = skip_ws(s, 0);
+    if s.get(i) != Some(&b'{') {
+        return Err(NotAnObject::NotObject);
+    }
+    // (decoded key, raw key, raw value); a repeated key keeps its first place, its last value.
+    let mut members: Vec<(String, &str, &str)> = Vec::new();
+    i = skip_ws(s, i + 1);
+    while s.get(i) == Some(&b'"') {
+        let key_end = string_end(s, i);
+        let raw_key = &text[i..key_end];
+        let key: String = serde_json::from_str(raw_key).map_err(|_| NotAnObject::NotJson)?;
+        i = skip_ws(s, key_end) + 1; // the colon
+        i = skip_ws(s, i);
+        let end = value_end(s, i);
+        let raw_value = &text[i..end];
+        match members.iter_mut().find(|m| m.0 == key) {
+            Some(m) => m.2 = raw_value,
+            None => members.push((key, raw_key, raw_value)),
+        }
+        i = skip_ws(s, end);
+        if s.get(i) == Some(&b',') {
+            i = skip_ws(s, i + 1);
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    out.push('{');
+    let mut first = true;
+    for (key, raw_key, raw_value) in &members {
+        if drop.iter().any(|d| d == key) {
+            continue;
+        }
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        out.push_str(raw_key);
+        out.push(':');
+        push_compact(&mut out, raw_value);
+    }
+    out.push('}');
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drop(text: &str, fields: &[&str]) -> Result<String, NotAnObject> {
+        let fields: Vec<String> = fields.iter().map(|s| s.to_string()).collect();
+        remove_members(text, &fields)
+    }
+
+    #[test]
+    fn divergence_7_redact_keeps_key_order_and_number_text() {
+        let text = r#"{ "b": 1.50, "2": 1e3, "secret": "x", "1": 12345678901234567890, "n": {"a" : [1, 2]} }"#;
+        assert_eq!(
+            drop(text, &["secret"]).unwrap(),
+            r#"{"b":1.50,"2":1e3,"1":12345678901234567890,"n":{"a":[1,2]}}"#
+        );
+    }
+
+    #[test]
+    fn strings_keep_their_text_and_spaces() {
+        assert_eq!(
+            drop(r#"{"a": "x y \" }", "b": "\u00e9"}"#, &["zz"]).unwrap(),
+            r#"{"a":"x y \" }","b":"\u00e9"}"#
+        );
+        assert_eq!(
+            drop(r#"{"a":1,"a":2,"b":3}"#, &[]).unwrap(),
+            r#"{"a":2,"b":3}"#
+        );
+        assert_eq!(drop("{}", &["a"]).unwrap(), "{}");
+    }
+
+    #[test]
+    fn not_json_and_not_objects() {
+        assert_eq!(drop("{nope", &["a"]), Err(NotAnObject::NotJson));
+        assert_eq!(drop("[1,2]", &["0"]), Err(NotAnObject::NotObject));
+        assert_eq!(drop("null", &["a"]), Err(NotAnObject::NotObject));
+    }
+}

@@ -1,0 +1,327 @@
+//! `frontier context apply` on the shipped cases (`corpora/context/`, their expected lines in
+//! `corpora/context/expected/`), its exit statuses and bad case files; `frontier context
+//! replay` on a run written by the engine, whole and cut off.
+
+mod cli_support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cli_support::run;
+use frontier::context::durable::{Durability, JOURNAL_FILE};
+use frontier::context::tokens::CpatEstimator;
+use frontier::context::{Actor, Config, Engine, Message};
+use serde_json::Value;
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/context")
+}
+
+fn cases() -> Vec<PathBuf> {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(corpus())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    cases.sort();
+    cases
+}
+
+#[test]
+fn every_shipped_case_prints_its_expected_line() {
+    let cases = cases();
+    assert!(cases.len() >= 8, "{cases:?}");
+    for case in &cases {
+        let name = case.file_stem().unwrap().to_str().unwrap();
+        let (code, out, err) = run(
+            ["context".as_ref(), "apply".as_ref(), case.as_os_str()],
+            b"",
+        );
+        let line: Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{name}: {e}: {out}"));
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(corpus().join("expected").join(format!("{name}.json")))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(line, expected, "{name}");
+        assert_eq!(out.lines().count(), 1);
+        assert_eq!(
+            code,
+            if line["ok"] == true { 0 } else { 1 },
+            "{name}: {err}"
+        );
+        assert_eq!(line["case"], name);
+    }
+}
+
+#[test]
+fn several_cases_one_line_each_in_order_and_a_bad_case_file_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"blocks":[{"id":"x"}]}"#).unwrap();
+    let missing = dir.path().join("missing.json");
+    let offload = corpus().join("offload.json");
+    let compact = corpus().join("compact_turn.json");
+    let (code, out, err) = run(
+        [
+            "context".as_ref(),
+            "apply".as_ref(),
+            offload.as_os_str(),
+            bad.as_os_str(),
+            missing.as_os_str(),
+            compact.as_os_str(),
+        ],
+        b"",
+    );
+    assert_eq!(code, 2, "{err}");
+    let names: Vec<String> = out
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["case"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(names, ["offload", "compact_turn"]);
+    assert!(
+        err.contains("bad.json: block 0: missing field `role`"),
+        "{err}"
+    );
+    assert!(err.contains("missing.json: No such file"), "{err}");
+}
+
+#[test]
+fn max_tokens_sets_the_budget_and_is_bounded() {
+    let offload = corpus().join("offload.json");
+    let (code, out, _) = run(
+        [
+            "context".as_ref(),
+            "apply".as_ref(),
+            "--max-tokens".as_ref(),
+            "1000".as_ref(),
+            offload.as_os_str(),
+        ],
+        b"",
+    );
+    assert_eq!(code, 0);
+    let line: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(line["budget"]["max"], 1000);
+    assert_eq!(line["budget"]["soft_limit"], 700);
+    for bad in ["0", "-1", "x", "1000000001"] {
+        let (code, _, err) = run(
+            [
+                "context".as_ref(),
+                "apply".as_ref(),
+                "--max-tokens".as_ref(),
+                bad.as_ref(),
+                offload.as_os_str(),
+            ],
+            b"",
+        );
+        assert_eq!(code, 2, "{bad}: {err}");
+    }
+}
+
+fn write_run(dir: &Path) -> Engine {
+    let mut e = Engine::create(
+        dir,
+        Config::default(),
+        Arc::new(CpatEstimator),
+        Durability::Fsync,
+    )
+    .unwrap();
+    e.ingest(Message::System { text: "sys".into() }).unwrap();
+    e.ingest(Message::User {
+        text: "q".into(),
+        origin: None,
+    })
+    .unwrap();
+    e.ingest(Message::Assistant {
+        text: "a".into(),
+        tool_calls: vec![],
+        reasoning: None,
+    })
+    .unwrap();
+    e.ingest(Message::User {
+        text: "q2".into(),
+        origin: None,
+    })
+    .unwrap();
+    let r = e
+        .apply_args(
+            r#"{"reason":"r","operations":[{"op":"compact","ids":["user_002","assistant_003"],"description":"d","content":"c","preserve":["p"],"drop":[]}]}"#,
+            Actor::Agent,
+        )
+        .unwrap();
+    assert!(r.ok);
+    e
+}
+
+#[test]
+fn replay_prints_the_rebuilt_store_and_its_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = write_run(dir.path());
+    let (code, out, err) = run(
+        [
+            "context".as_ref(),
+            "replay".as_ref(),
+            dir.path().as_os_str(),
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err, "");
+    let line: Value = serde_json::from_str(&out).unwrap();
+    let blocks: Vec<_> = e.store().iter().collect();
+    assert_eq!(line["blocks"], serde_json::to_value(blocks).unwrap());
+    assert_eq!(line["view"], serde_json::to_value(e.view()).unwrap());
+    assert_eq!(line["seq"], e.seq());
+    assert_eq!(line["records"], 6);
+    assert_eq!(line["stopped"], Value::Null);
+    assert_eq!(line["budget"]["pressure"], "ok");
+}
+
+#[test]
+fn replay_of_a_cut_journal_says_where_it_stopped_and_a_tampered_payload_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    write_run(dir.path());
+    let journal = dir.path().join(JOURNAL_FILE);
+    let text = std::fs::read(&journal).unwrap();
+    std::fs::write(&journal, &text[..text.len() - 10]).unwrap();
+    let (code, out, err) = run(
+        [
+            "context".as_ref(),
+            "replay".as_ref(),
+            dir.path().as_os_str(),
+        ],
+        b"",
+    );
+    assert_eq!(code, 0, "{err}");
+    let line: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(line["stopped"]["reason"], "unfinished_change");
+    assert_eq!(line["stopped"]["line"], 5);
+    assert_eq!(line["records"], 4);
+    assert!(
+        err.contains("the journal ends inside a change at line 5"),
+        "{err}"
+    );
+    std::fs::write(&journal, &text).unwrap();
+    std::fs::write(dir.path().join("content/user_002@v1.txt"), "not q").unwrap();
+    let (code, out, err) = run(
+        [
+            "context".as_ref(),
+            "replay".as_ref(),
+            dir.path().as_os_str(),
+        ],
+        b"",
+    );
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert!(err.contains("content user_002@v1: altered"), "{err}");
+    let (code, _, err) = run(["context", "replay", "/nonexistent/run"], b"");
+    assert_eq!(code, 2, "{err}");
+}
+
+/// The sample run of `corpora/context/run/` (used by `docs/context.md`): a short session with
+/// an offload and a compact, on a fixed clock.
+fn sample_run(dir: &Path) {
+    let mut e = Engine::create(
+        dir,
+        Config::default(),
+        Arc::new(CpatEstimator),
+        Durability::Fsync,
+    )
+    .unwrap();
+    let mut n = 0;
+    e.set_clock(move || {
+        n += 1;
+        format!("2026-12-01T12:00:{n:02}.000Z")
+    });
+    e.ingest(Message::System {
+        text: "You are a research agent.".into(),
+    })
+    .unwrap();
+    e.ingest(Message::User {
+        text: "Why did the backup fail?".into(),
+        origin: None,
+    })
+    .unwrap();
+    e.ingest(Message::Assistant {
+        text: String::new(),
+        tool_calls: vec![frontier::context::block::ToolCall {
+            id: "call_1".into(),
+            kind: "function".into(),
+            function: frontier::context::block::FunctionCall {
+                name: "read_file".into(),
+                arguments: r#"{"path":"backup.log"}"#.into(),
+            },
+        }],
+        reasoning: None,
+    })
+    .unwrap();
+    e.ingest(Message::ToolResult {
+        tool_call_id: "call_1".into(),
+        name: "read_file".into(),
+        text: format!(
+            "ERROR disk full at 12:00\n{}INFO retry ok",
+            "INFO retry\n".repeat(60)
+        ),
+    })
+    .unwrap();
+    let r = e
+        .apply_args(
+            r#"{"reason":"the log is read","operations":[{"op":"payload_offload","ids":["tool_004"],"description":"backup.log (offloaded)","content":"disk full at 12:00; 60 retries, the last ok","retrieval_hint":"artifact_get for the whole log"}]}"#,
+            Actor::Agent,
+        )
+        .unwrap();
+    assert!(r.ok);
+    e.ingest(Message::Assistant {
+        text: "The disk was full at 12:00.".into(),
+        tool_calls: vec![],
+        reasoning: None,
+    })
+    .unwrap();
+    e.ingest(Message::User {
+        text: "What should we change?".into(),
+        origin: None,
+    })
+    .unwrap();
+    let r = e
+        .apply_args(
+            r#"{"reason":"the first question is answered","operations":[{"op":"compact","ids":["user_002","assistant_003","tool_004","assistant_005"],"description":"first question","content":"The backup failed: the disk was full at 12:00 (log at artifact://tool_004@v1).","preserve":["disk full at 12:00"],"drop":["retry lines"]}]}"#,
+            Actor::Agent,
+        )
+        .unwrap();
+    assert!(r.ok);
+}
+
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for sub in ["", "content"] {
+        for entry in std::fs::read_dir(dir.join(sub)).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_file() {
+                let name = p.strip_prefix(dir).unwrap().display().to_string();
+                out.push((name, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_shipped_sample_run_is_what_the_engine_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    sample_run(dir.path());
+    let shipped = corpus().join("run");
+    if std::env::var_os("CONTEXT_BLESS").is_some() {
+        let _ = std::fs::remove_dir_all(&shipped);
+        std::fs::create_dir_all(shipped.join("content")).unwrap();
+        for (name, bytes) in files(dir.path()) {
+            std::fs::write(shipped.join(name), bytes).unwrap();
+        }
+    }
+    assert_eq!(files(&shipped), files(dir.path()));
+}
