@@ -159,6 +159,16 @@ pub(super) fn compact(
         skipped(transcript, "the answer has no summary");
         return Ok(false);
     };
+    // A summary no smaller than what it replaces would only lose detail.
+    let replaced: u64 = ids
+        .iter()
+        .filter_map(|id| ctx.engine.store().get(id))
+        .map(|b| b.token_count)
+        .sum();
+    if ctx.engine.store().tokens().count(&summary) >= replaced {
+        skipped(transcript, "the summary is no smaller than what it replaces");
+        return Ok(false);
+    }
     let op = Operation::Compact {
         ids,
         output: Output {

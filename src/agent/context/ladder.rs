@@ -12,7 +12,8 @@
 //! 3. `fold`: above `collapse_ratio` of the window, finished subtasks (a reply with calls and
 //!    all its results, older than the `keep_recent` most recent) are folded, oldest first,
 //!    into a scope summary the runtime writes from the calls and the first line of each
-//!    result, until the estimate is below the threshold.
+//!    result, until the estimate is below the threshold; a subtask whose summary would not be
+//!    smaller than it is left as it is.
 //! 4. `compact`: above `compact_ratio`, one model call with the seed's prompt
 //!    ([`super::compaction`]).
 //!
@@ -249,7 +250,12 @@ fn fold(
         let contiguous = at.windows(2).all(|w| w[1] == w[0] + 1);
         if whole && contiguous {
             let blocks: Vec<&Block> = chain.iter().map(|&s| store.block(s)).collect();
-            subtasks.push(subtask(&blocks, ctx));
+            let folded = subtask(&blocks, ctx);
+            // Only a fold that frees tokens is worth the detail it hides.
+            let before: u64 = blocks.iter().map(|b| b.token_count).sum();
+            if store.tokens().count(&folded.1.content) < before {
+                subtasks.push(folded);
+            }
         }
     }
     for (ids, output, label) in subtasks {
