@@ -18,6 +18,7 @@ use frontier::apply::Workspace;
 use frontier::context::durable::Durability;
 use frontier::context::tokens::CpatEstimator;
 use frontier::language::CtlMode;
+use frontier::mask::vocab::tiktoken::{self, Builtin};
 use serde_json::{json, Value};
 
 const TASK: &str = "Summarise the files big.txt, a.txt and b.txt.";
@@ -530,4 +531,156 @@ fn a_context_overflow_compacts_once_through_the_engine() {
     let ids = compact["operations"][0]["ids"].as_array().unwrap();
     // The head (system prompt, the question) and the tail (the last chain) are not in it.
     assert_eq!(ids, &[json!("assistant_003"), json!("tool_004")]);
+}
+
+/// The runtime reminders the journal ingested: their text from the content store.
+fn reminders(run_dir: &Path) -> Vec<String> {
+    journal(run_dir)
+        .iter()
+        .filter(|r| r["type"] == "ingest" && r["origin"] == "runtime")
+        .map(|r| {
+            let key = r["content_key"].as_str().unwrap();
+            std::fs::read_to_string(run_dir.join("content").join(format!("{key}.txt"))).unwrap()
+        })
+        .collect()
+}
+
+/// Settings with every rung of the seed's ladder out of the way, for CPAT's own ladder.
+fn budget_only(run_dir: &Path, window: u64) -> Settings {
+    let mut s = Settings::new(run_dir);
+    s.budget.max_tokens = window;
+    s.ladder.spill_tokens = 1_000_000;
+    s.ladder.cache_ttl = std::time::Duration::from_secs(3600);
+    s.ladder.collapse_ratio = 1.0;
+    s.ladder.compact_ratio = 1.0;
+    s.durability = Durability::Flush;
+    s
+}
+
+#[test]
+fn critical_pressure_offloads_the_largest_result_then_reports() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let turns = vec![calls(call("c1", "read_file", &[("path", "big.txt")])), done()];
+    let (status, transcript) = run_replay(turns, root.path(), budget_only(runs.path(), 3000));
+    assert_eq!(status, EndStatus::Done, "{transcript:?}");
+    let records = journal(runs.path());
+    let fallback: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["type"] == "patch" && r["actor"] == "runtime")
+        .collect();
+    assert_eq!(fallback.len(), 1);
+    assert_eq!(fallback[0]["reason"], "critical budget pressure");
+    assert_eq!(fallback[0]["operations"][0]["ids"], json!(["tool_004"]));
+    // One report, after the fallback: CPAT says soft when the fallback brought it down.
+    let reports = reminders(runs.path());
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let json_text = reports[0]
+        .strip_prefix("<budget_report>\n")
+        .and_then(|r| r.strip_suffix("\n</budget_report>"))
+        .unwrap();
+    let report: Value = serde_json::from_str(json_text).unwrap();
+    assert_eq!(report["pressure"], "soft");
+    assert_eq!(report["max_tokens"], 3000);
+    assert_eq!(report["required_preserve"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn must_act_is_reported_once_per_level_and_never_becomes_the_question() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let turns = vec![
+        calls(call("c1", "read_file", &[("path", "a.txt")])),
+        calls(call("c2", "list_dir", &[("path", ".")])),
+        calls(call("c3", "list_dir", &[("path", ".")])),
+        done(),
+    ];
+    let window = 2900;
+    let (status, transcript) = run_replay(turns, root.path(), budget_only(runs.path(), window));
+    assert_eq!(status, EndStatus::Done, "{transcript:?}");
+    let levels: Vec<&str> = transcript
+        .iter()
+        .filter(|r| r["step"] == "budget_report")
+        .map(|r| r["pressure"].as_str().unwrap())
+        .collect();
+    assert_eq!(levels, ["must_act"]);
+    let reports = reminders(runs.path());
+    assert_eq!(reports.len(), 1);
+    assert!(reports[0].contains("\"pressure\": \"must_act\""));
+    assert!(reports[0].ends_with("or say no_context_update_needed."));
+    // The reminder is the runtime's: the current question is still the task.
+    let replayed =
+        frontier::context::replay::replay(runs.path(), Arc::new(CpatEstimator)).unwrap();
+    let store = replayed.engine.store();
+    let question = store.block(store.current_question().unwrap());
+    assert_eq!(question.id, "user_002");
+}
+
+#[test]
+fn run_counts_tokens_with_the_models_vocabulary() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let run_dir = runs.path().join("run");
+    let replay = runs.path().join("turns.jsonl");
+    let mut text = String::from("{\"ctl_mode\":\"extended\"}\n");
+    text.push_str(&frontier::agent::replay::to_jsonl(&[
+        calls(call("c1", "read_file", &[("path", "a.txt")])),
+        done(),
+    ]));
+    std::fs::write(&replay, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(["run", "--task", TASK, "--vocab", "tiktoken:cl100k_base"])
+        .arg("--model")
+        .arg(format!("replay:{}", replay.display()))
+        .arg("--root")
+        .arg(root.path())
+        .arg("--run-dir")
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["token_counter"], "vocab:tiktoken:cl100k_base");
+    let vocab = tiktoken::builtin(Builtin::Cl100kBase).unwrap();
+    let a = std::fs::read_to_string(root.path().join("a.txt")).unwrap();
+    let records = journal(&run_dir);
+    let result = records
+        .iter()
+        .find(|r| r["type"] == "ingest" && r["kind"] == "tool_result")
+        .unwrap();
+    assert_eq!(result["token_count"], vocab.encode(&a).unwrap().len());
+    assert_ne!(result["token_count"], frontier::context::tokens::estimate_tokens(&a));
+}
+
+#[test]
+fn run_refuses_a_run_directory_that_holds_a_run_and_bad_ratios() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let replay = runs.path().join("turns.jsonl");
+    std::fs::write(&replay, frontier::agent::replay::to_jsonl(&[done()])).unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_frontier"))
+            .args(["run", "--task", TASK])
+            .arg("--model")
+            .arg(format!("replay:{}", replay.display()))
+            .arg("--root")
+            .arg(root.path())
+            .arg("--run-dir")
+            .arg(runs.path().join("run"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run(&[]).status.code(), Some(0));
+    let again = run(&[]);
+    assert_eq!(again.status.code(), Some(1));
+    let transcript = String::from_utf8(again.stdout).unwrap();
+    assert!(transcript.contains("\"type\":\"context_error\""), "{transcript}");
+    assert!(transcript.contains("already holds a run"), "{transcript}");
+    let bad = run(&["--soft-ratio", "0.9", "--must-act-ratio", "0.8"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("must not decrease"));
+    let bad = run(&["--compact-ratio", "1.5"]);
+    assert_eq!(bad.status.code(), Some(2));
 }
