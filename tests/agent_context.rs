@@ -159,7 +159,14 @@ fn the_ladder_fires_in_order_under_a_small_window() {
         .arg("--run-dir")
         .arg(&run_dir)
         .args(["--context-window", "6000", "--spill-tokens", "1000"])
-        .args(["--preview-chars", "200", "--keep-recent", "1", "--cache-ttl", "0"])
+        .args([
+            "--preview-chars",
+            "200",
+            "--keep-recent",
+            "1",
+            "--cache-ttl",
+            "0",
+        ])
         .args(["--collapse-ratio", "0.6", "--compact-ratio", "0.75"])
         .output()
         .unwrap();
@@ -176,7 +183,12 @@ fn the_ladder_fires_in_order_under_a_small_window() {
             .position(|(s, ok)| s == step && *ok)
             .unwrap_or_else(|| panic!("no committed {step} in {patches:?}"))
     };
-    let order = [first("spill"), first("clear_stale"), first("fold"), first("compact")];
+    let order = [
+        first("spill"),
+        first("clear_stale"),
+        first("fold"),
+        first("compact"),
+    ];
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{patches:?}");
     // The spill left a preview and the key; the compaction's summary has no analysis.
     let spill = records
@@ -193,8 +205,13 @@ fn the_ladder_fires_in_order_under_a_small_window() {
         .iter()
         .find(|r| r["type"] == "patch" && r["reason"].as_str().unwrap().starts_with("compact"))
         .unwrap();
-    let summary = compact["operations"][0]["output"]["content"].as_str().unwrap();
-    assert!(summary.starts_with("The user asked to summarise"), "{summary}");
+    let summary = compact["operations"][0]["output"]["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        summary.starts_with("The user asked to summarise"),
+        "{summary}"
+    );
     assert!(!summary.contains("analysis") && !summary.contains("<summary>"));
     // The transcript says the same, step by step.
     let steps: Vec<&str> = transcript
@@ -206,8 +223,7 @@ fn the_ladder_fires_in_order_under_a_small_window() {
         assert!(steps.contains(&step), "{steps:?}");
     }
     // The run directory replays: the view the model would see next keeps the question.
-    let replayed =
-        frontier::context::replay::replay(&run_dir, Arc::new(CpatEstimator)).unwrap();
+    let replayed = frontier::context::replay::replay(&run_dir, Arc::new(CpatEstimator)).unwrap();
     assert!(replayed.stopped.is_none());
     let view = replayed.engine.view();
     assert!(view
@@ -251,7 +267,10 @@ fn serve(replies: Vec<(String, &'static str)>) -> (String, JoinHandle<Vec<Value>
                 let v = json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
                 format!("data: {v}\n\n")
             };
-            let mut sse = event(json!({"role": "assistant", "content": content}), Value::Null);
+            let mut sse = event(
+                json!({"role": "assistant", "content": content}),
+                Value::Null,
+            );
             sse.push_str(&event(json!({}), json!(finish)));
             sse.push_str("data: [DONE]\n\n");
             let mut stream = stream;
@@ -305,11 +324,7 @@ fn assert_paired(body: &Value) {
     }
 }
 
-fn run_against(
-    base: String,
-    root: &Path,
-    settings: Settings,
-) -> (EndStatus, Vec<Value>) {
+fn run_against(base: String, root: &Path, settings: Settings) -> (EndStatus, Vec<Value>) {
     let mut config = Config::new(Workspace::new(root).unwrap());
     config.task = Some(TASK.into());
     config.ctl_mode = CtlMode::Extended;
@@ -346,7 +361,10 @@ fn chains_stay_paired_and_the_question_survives_in_every_request_sent() {
         .iter()
         .position(|b| {
             let last = b["messages"].as_array().unwrap().last().unwrap();
-            last["content"].as_str().unwrap().starts_with("CRITICAL: Respond with TEXT ONLY.")
+            last["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("CRITICAL: Respond with TEXT ONLY.")
         })
         .expect("one request is the compaction call");
     assert_eq!(compaction, 5);
@@ -420,7 +438,11 @@ fn context_update_and_artifact_get_round_trip() {
             "artifact_get",
             &[("uri", "artifact://tool_004@v1"), ("max_chars", "40")],
         )),
-        calls(call("c4", "artifact_get", &[("uri", "artifact://tool_004@v1")])),
+        calls(call(
+            "c4",
+            "artifact_get",
+            &[("uri", "artifact://tool_004@v1")],
+        )),
         calls(call("c5", "artifact_get", &[("uri", "artifact://nope@v1")])),
         done(),
     ];
@@ -433,9 +455,23 @@ fn context_update_and_artifact_get_round_trip() {
     assert_eq!(update["applied"], 1);
     assert!(update["freed_tokens"].as_u64().unwrap() > 0);
     let a = std::fs::read_to_string(root.path().join("a.txt")).unwrap();
-    assert_eq!(got[2].2, format!("{}\n…[truncated, full payload is {} chars]", &a[..40], a.len()));
+    assert_eq!(
+        got[2].2,
+        format!(
+            "{}\n…[truncated, full payload is {} chars]",
+            &a[..40],
+            a.len()
+        )
+    );
     assert_eq!(got[3], ("c4".into(), true, a));
-    assert_eq!(got[4], ("c5".into(), false, "error: no artifact at \"artifact://nope@v1\"".into()));
+    assert_eq!(
+        got[4],
+        (
+            "c5".into(),
+            false,
+            "error: no artifact at \"artifact://nope@v1\"".into()
+        )
+    );
     // The agent's patch is journaled with its actor.
     let records = journal(runs.path());
     let patch = records.iter().find(|r| r["type"] == "patch").unwrap();
@@ -448,18 +484,53 @@ fn a_malformed_context_update_is_an_error_result_and_the_run_goes_on() {
     let root = workspace();
     let runs = tempfile::tempdir().unwrap();
     let turns = vec![
-        calls(call("c1", "context_update", &[("reason", "x"), ("operations", "[{\"op\":")])),
-        calls(call("c2", "context_update", &[("reason", "x"), ("operations", r#"[{"op":"shred","ids":["user_002"]}]"#)])),
-        calls(call("c3", "context_update", &[("reason", "x"), ("operations", r#"{"op":"compact"}"#)])),
-        calls(call("c4", "context_update", &[("reason", "x"), ("operations", r#"[{"op":"set_visibility","ids":["nope_999"],"visibility":"archived"}]"#)])),
+        calls(call(
+            "c1",
+            "context_update",
+            &[("reason", "x"), ("operations", "[{\"op\":")],
+        )),
+        calls(call(
+            "c2",
+            "context_update",
+            &[
+                ("reason", "x"),
+                ("operations", r#"[{"op":"shred","ids":["user_002"]}]"#),
+            ],
+        )),
+        calls(call(
+            "c3",
+            "context_update",
+            &[("reason", "x"), ("operations", r#"{"op":"compact"}"#)],
+        )),
+        calls(call(
+            "c4",
+            "context_update",
+            &[
+                ("reason", "x"),
+                (
+                    "operations",
+                    r#"[{"op":"set_visibility","ids":["nope_999"],"visibility":"archived"}]"#,
+                ),
+            ],
+        )),
         calls(call("c5", "context_update", &[("operations", "[]")])),
-        calls(call("c6", "artifact_get", &[("uri", "artifact://x"), ("max_chars", "0")])),
+        calls(call(
+            "c6",
+            "artifact_get",
+            &[("uri", "artifact://x"), ("max_chars", "0")],
+        )),
         done(),
     ];
     let (status, transcript) = run_replay(turns, root.path(), Settings::new(runs.path()));
     assert_eq!(status, EndStatus::Done, "{transcript:?}");
     let got = results(&transcript);
-    assert!(got[0].2.starts_with("error: operations is not JSON (line 1, column 7)"), "{}", got[0].2);
+    assert!(
+        got[0]
+            .2
+            .starts_with("error: operations is not JSON (line 1, column 7)"),
+        "{}",
+        got[0].2
+    );
     assert_eq!(got[1].2, "error: unknown op \"shred\"");
     assert_eq!(got[2].2, "error: \"operations\" must be an array");
     let rejected: Value = serde_json::from_str(&got[3].2).unwrap();
@@ -500,7 +571,10 @@ fn context_tools_without_governance_are_refused() {
     let status = frontier::agent::run(&config, &mut model, &mut out).unwrap();
     assert_eq!(status, EndStatus::Done);
     let text = String::from_utf8(out).unwrap();
-    assert!(text.contains("unknown_tool: artifact_get needs context governance"), "{text}");
+    assert!(
+        text.contains("unknown_tool: artifact_get needs context governance"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -561,7 +635,10 @@ fn budget_only(run_dir: &Path, window: u64) -> Settings {
 fn critical_pressure_offloads_the_largest_result_then_reports() {
     let root = workspace();
     let runs = tempfile::tempdir().unwrap();
-    let turns = vec![calls(call("c1", "read_file", &[("path", "big.txt")])), done()];
+    let turns = vec![
+        calls(call("c1", "read_file", &[("path", "big.txt")])),
+        done(),
+    ];
     let (status, transcript) = run_replay(turns, root.path(), budget_only(runs.path(), 3000));
     assert_eq!(status, EndStatus::Done, "{transcript:?}");
     let records = journal(runs.path());
@@ -609,8 +686,7 @@ fn must_act_is_reported_once_per_level_and_never_becomes_the_question() {
     assert!(reports[0].contains("\"pressure\": \"must_act\""));
     assert!(reports[0].ends_with("or say no_context_update_needed."));
     // The reminder is the runtime's: the current question is still the task.
-    let replayed =
-        frontier::context::replay::replay(runs.path(), Arc::new(CpatEstimator)).unwrap();
+    let replayed = frontier::context::replay::replay(runs.path(), Arc::new(CpatEstimator)).unwrap();
     let store = replayed.engine.store();
     let question = store.block(store.current_question().unwrap());
     assert_eq!(question.id, "user_002");
@@ -638,7 +714,12 @@ fn run_counts_tokens_with_the_models_vocabulary() {
         .arg(&run_dir)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let run: Value =
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap()).unwrap();
     assert_eq!(run["token_counter"], "vocab:tiktoken:cl100k_base");
@@ -650,7 +731,10 @@ fn run_counts_tokens_with_the_models_vocabulary() {
         .find(|r| r["type"] == "ingest" && r["kind"] == "tool_result")
         .unwrap();
     assert_eq!(result["token_count"], vocab.encode(&a).unwrap().len());
-    assert_ne!(result["token_count"], frontier::context::tokens::estimate_tokens(&a));
+    assert_ne!(
+        result["token_count"],
+        frontier::context::tokens::estimate_tokens(&a)
+    );
 }
 
 #[test]
@@ -676,7 +760,10 @@ fn run_refuses_a_run_directory_that_holds_a_run_and_bad_ratios() {
     let again = run(&[]);
     assert_eq!(again.status.code(), Some(1));
     let transcript = String::from_utf8(again.stdout).unwrap();
-    assert!(transcript.contains("\"type\":\"context_error\""), "{transcript}");
+    assert!(
+        transcript.contains("\"type\":\"context_error\""),
+        "{transcript}"
+    );
     assert!(transcript.contains("already holds a run"), "{transcript}");
     let bad = run(&["--soft-ratio", "0.9", "--must-act-ratio", "0.8"]);
     assert_eq!(bad.status.code(), Some(2));

@@ -232,12 +232,8 @@ impl Executor<'_> {
         transcript.unheld_call(turn, &too_large.id, &too_large.name);
         let reason = too_large.to_string();
         transcript.refused(turn, &too_large.id, &reason);
-        self.results.push((
-            too_large.id,
-            too_large.name,
-            "refused",
-            reason.into_bytes(),
-        ));
+        self.results
+            .push((too_large.id, too_large.name, "refused", reason.into_bytes()));
     }
 
     fn handle(

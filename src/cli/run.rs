@@ -136,8 +136,7 @@ impl ContextArgs {
         let Some(dir) = &self.run_dir else {
             return Ok(None);
         };
-        if !(self.soft_ratio <= self.must_act_ratio && self.must_act_ratio <= self.critical_ratio)
-        {
+        if !(self.soft_ratio <= self.must_act_ratio && self.must_act_ratio <= self.critical_ratio) {
             return Err(format!(
                 "--soft-ratio {}, --must-act-ratio {}, --critical-ratio {}: must not decrease",
                 self.soft_ratio, self.must_act_ratio, self.critical_ratio
@@ -164,10 +163,7 @@ impl ContextArgs {
                     display::path(name)
                 ));
             }
-            settings.tokens = Arc::new(VocabCounter::new(
-                Arc::new(vocab),
-                &name.to_string_lossy(),
-            ));
+            settings.tokens = Arc::new(VocabCounter::new(Arc::new(vocab), &name.to_string_lossy()));
         }
         Ok(Some(settings))
     }

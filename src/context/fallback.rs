@@ -27,7 +27,7 @@ pub fn critical_fallback(engine: &mut Engine) -> Result<usize, EngineError> {
         })
         .map(|b| (b.token_count, b.id.clone()))
         .collect();
-    candidates.sort_by(|a, b| b.0.cmp(&a.0));
+    candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
     let mut done = 0;
     for (_, id) in candidates {
         let budget = engine.budget();

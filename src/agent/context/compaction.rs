@@ -95,7 +95,10 @@ fn targets(ctx: &ContextLoop) -> Vec<String> {
                 && Some(&b.id) != task.as_ref()
                 && !matches!(
                     b.kind,
-                    Kind::SystemPrompt | Kind::BudgetReport | Kind::ReasoningTrace | Kind::TaskState
+                    Kind::SystemPrompt
+                        | Kind::BudgetReport
+                        | Kind::ReasoningTrace
+                        | Kind::TaskState
                 )
         })
         .map(|b| b.id.clone())
@@ -166,7 +169,10 @@ pub(super) fn compact(
         .map(|b| b.token_count)
         .sum();
     if ctx.engine.store().tokens().count(&summary) >= replaced {
-        skipped(transcript, "the summary is no smaller than what it replaces");
+        skipped(
+            transcript,
+            "the summary is no smaller than what it replaces",
+        );
         return Ok(false);
     }
     let op = Operation::Compact {
@@ -189,10 +195,16 @@ mod tests {
     #[test]
     fn the_analysis_is_stripped() {
         let cases = [
-            ("<analysis>draft</analysis>\n<summary>\nkept\n</summary>", Some("kept")),
+            (
+                "<analysis>draft</analysis>\n<summary>\nkept\n</summary>",
+                Some("kept"),
+            ),
             ("<analysis>a</analysis>plain", Some("plain")),
             ("before<analysis>never closed", Some("before")),
-            ("<analysis>x</analysis><analysis>y</analysis><summary>s", Some("s")),
+            (
+                "<analysis>x</analysis><analysis>y</analysis><summary>s",
+                Some("s"),
+            ),
             ("<analysis>only</analysis>  ", None),
             ("no tags at all", Some("no tags at all")),
         ];

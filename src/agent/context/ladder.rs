@@ -204,13 +204,7 @@ fn clear_stale(
     let ops: Vec<Operation> = results[..stale]
         .iter()
         .filter(|b| b.token_count > floor)
-        .map(|b| {
-            offload(
-                b,
-                format!("{} (cleared)", b.description),
-                note.to_owned(),
-            )
-        })
+        .map(|b| offload(b, format!("{} (cleared)", b.description), note.to_owned()))
         .collect();
     if !ops.is_empty() {
         let reason =
@@ -365,7 +359,13 @@ fn budget(
 
 /// CPAT's report: the budget, the five largest visible inline tool results, replies or
 /// summaries with the ops that would shrink them, what must be preserved.
-fn report_json(ctx: &ContextLoop, used: u64, max: u64, soft: u64, level: Pressure) -> serde_json::Value {
+fn report_json(
+    ctx: &ContextLoop,
+    used: u64,
+    max: u64,
+    soft: u64,
+    level: Pressure,
+) -> serde_json::Value {
     let mut largest: Vec<&Block> = ctx
         .engine
         .store()
@@ -379,7 +379,7 @@ fn report_json(ctx: &ContextLoop, used: u64, max: u64, soft: u64, level: Pressur
                 )
         })
         .collect();
-    largest.sort_by(|a, b| b.token_count.cmp(&a.token_count));
+    largest.sort_by_key(|b| std::cmp::Reverse(b.token_count));
     let blocks: Vec<serde_json::Value> = largest
         .iter()
         .take(5)

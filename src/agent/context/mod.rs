@@ -215,8 +215,15 @@ impl ContextLoop {
         turn: u32,
         max_tokens: u32,
     ) -> Result<(), EngineError> {
-        compaction::compact(self, model, transcript, turn, max_tokens, "context_overflow")
-            .map(|_| ())
+        compaction::compact(
+            self,
+            model,
+            transcript,
+            turn,
+            max_tokens,
+            "context_overflow",
+        )
+        .map(|_| ())
     }
 
     /// After a model call: journaled with the view's size, and the cache's clock restarted.
