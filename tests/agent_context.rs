@@ -771,3 +771,40 @@ fn run_refuses_a_run_directory_that_holds_a_run_and_bad_ratios() {
     let bad = run(&["--compact-ratio", "1.5"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn an_overflow_clears_stale_results_first_and_a_summary_that_does_not_shrink_is_not_committed() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let mut settings = Settings::new(runs.path());
+    settings.ladder.keep_recent = 1;
+    settings.ladder.cache_ttl = std::time::Duration::from_secs(3600);
+    let long = format!("<summary>{}</summary>", lines("summary", 200));
+    let turns = vec![
+        calls(call("c1", "read_file", &[("path", "a.txt")])),
+        calls(call("c2", "read_file", &[("path", "b.txt")])),
+        Turn::ContextOverflow,
+        answer(&long),
+        done(),
+    ];
+    let (status, transcript) = run_replay(turns, root.path(), settings);
+    assert_eq!(status, EndStatus::Done, "{transcript:?}");
+    // The warm cache kept the ladder from clearing; the overflow cleared a.txt's result.
+    let records = journal(runs.path());
+    assert_eq!(
+        runtime_patches(&records),
+        [("clear_stale".to_owned(), true)]
+    );
+    let cleared = records.iter().find(|r| r["type"] == "patch").unwrap();
+    assert_eq!(cleared["operations"][0]["ids"], json!(["tool_004"]));
+    let skipped: Vec<&Value> = transcript
+        .iter()
+        .filter(|r| r["step"] == "context_overflow")
+        .collect();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0]["ok"], false);
+    assert_eq!(
+        skipped[0]["skipped"],
+        "the summary is no smaller than what it replaces"
+    );
+}

@@ -314,6 +314,50 @@ mod tests {
     }
 
     #[test]
+    fn context_tools_are_judged_by_their_schemas() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(root.path()).unwrap();
+        let judge = |c: &ToolCall| judge(c, Toolset::Webhook, &ws, None);
+        let got = judge(&call("artifact_get", &[("uri", "artifact://a@v1")]));
+        assert!(matches!(
+            got,
+            Ok(Action::Context(ContextCall::ArtifactGet {
+                max_chars: None,
+                ..
+            }))
+        ));
+        let got = judge(&call(
+            "artifact_get",
+            &[("uri", "u"), ("max_chars", "1000000")],
+        ));
+        assert!(matches!(
+            got,
+            Ok(Action::Context(ContextCall::ArtifactGet {
+                max_chars: Some(1_000_000),
+                ..
+            }))
+        ));
+        for bad in ["0", "1000001", "-1", "ten", ""] {
+            let refused = judge(&call("artifact_get", &[("uri", "u"), ("max_chars", bad)]));
+            assert_eq!(refused.err().unwrap().kind, "invalid_argument", "{bad:?}");
+        }
+        let refused = judge(&call("artifact_get", &[("max_chars", "5")]));
+        assert_eq!(refused.err().unwrap().kind, "missing_argument");
+        let refused = judge(&call("context_update", &[("operations", "[]")]));
+        assert_eq!(refused.err().unwrap().kind, "missing_argument");
+        let got = judge(&call(
+            "context_update",
+            &[("reason", "r"), ("operations", "[]")],
+        ));
+        assert!(matches!(
+            got,
+            Ok(Action::Context(ContextCall::Update { .. }))
+        ));
+        // Never concurrency-safe: they run alone, in call order.
+        assert!(!concurrency_safe(&call("artifact_get", &[("uri", "u")])));
+    }
+
+    #[test]
     fn toolsets_nest() {
         let sets = [Toolset::Webhook, Toolset::Background, Toolset::Interactive];
         for pair in sets.windows(2) {

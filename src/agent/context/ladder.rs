@@ -183,8 +183,8 @@ fn spill(
     Ok(())
 }
 
-/// Step 2.
-fn clear_stale(
+/// Step 2 (also the first measure of the overflow path).
+pub(super) fn clear_stale(
     ctx: &mut ContextLoop,
     transcript: &mut Transcript<'_>,
     turn: u32,

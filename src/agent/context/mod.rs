@@ -207,7 +207,9 @@ impl ContextLoop {
         Ok(self.request())
     }
 
-    /// The recovery's `context_overflow` path: one compaction, whatever the thresholds.
+    /// The recovery's `context_overflow` path: the stale results cleared whatever the cache
+    /// (the request failed, so there is no cached prefix to keep), so that the compaction
+    /// call itself fits, then one compaction, whatever the thresholds.
     pub fn compact_for_overflow(
         &mut self,
         model: &mut dyn ModelSource,
@@ -215,6 +217,7 @@ impl ContextLoop {
         turn: u32,
         max_tokens: u32,
     ) -> Result<(), EngineError> {
+        ladder::clear_stale(self, transcript, turn)?;
         compaction::compact(
             self,
             model,
