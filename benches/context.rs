@@ -1,10 +1,12 @@
 //! What the context engine costs on a long session: a 10-op patch on a store of 10,000
-//! blocks, checked, committed and journaled to a run directory (with `fdatasync` and without),
-//! and rendering the view of that store with all of it visible and with nine chains in ten
-//! hidden.
+//! blocks, checked, committed and journaled to a run directory (with `fdatasync` and without,
+//! next to the bare cost of appending one record of that size and syncing it), and rendering
+//! the view: of 1,000 and of 10,000 visible blocks, and of 10,000 blocks with nine chains in
+//! ten hidden.
 //!
-//! The store: a system prompt, then 3,333 turns of an assistant message calling one tool and
-//! its result (600 to 2,400 bytes), with a user message every tenth turn. The patch holds 5
+//! A store of `n` turns: a system prompt, then `n` turns of an assistant message calling one
+//! tool and its result (660 to 2,618 bytes), with a user message every tenth turn; 4,761 turns
+//! make 10,000 blocks. The patch holds 5
 //! `set_visibility` ops on whole chains and 5 `payload_offload` ops on other results; the
 //! next iteration's patch undoes it (5 `set_visibility model`, 5 `restore`), so that every
 //! iteration commits 10 ops on a store of the same size.
@@ -19,9 +21,10 @@ use frontier::context::tokens::CpatEstimator;
 use frontier::context::{Actor, Config, Engine, Message};
 use serde_json::json;
 
-const TURNS: usize = 3_333;
+const TURNS: usize = 4_761;
+const BLOCKS: usize = 10_000;
 
-fn session(dir: &std::path::Path) -> Engine {
+fn session(dir: &std::path::Path, turns: usize) -> Engine {
     let config = Config {
         max_tokens: 10_000_000,
         ..Config::default()
@@ -31,7 +34,7 @@ fn session(dir: &std::path::Path) -> Engine {
         text: "You are a research agent.".into(),
     })
     .unwrap();
-    for t in 0..TURNS {
+    for t in 0..turns {
         if t % 10 == 0 {
             e.ingest(Message::User {
                 text: format!("question {t}"),
@@ -100,8 +103,8 @@ fn patch(c: &mut Criterion) {
     group.throughput(Throughput::Elements(10));
     for (name, durability) in [("fsync", Durability::Fsync), ("flush", Durability::Flush)] {
         let dir = tempfile::tempdir().unwrap();
-        let mut e = session(dir.path());
-        assert_eq!(e.store().len(), 1 + TURNS * 2 + TURNS.div_ceil(10));
+        let mut e = session(dir.path(), TURNS);
+        assert_eq!(e.store().len(), BLOCKS);
         e.set_storage(Box::new(RunDir::open(dir.path(), durability).unwrap()));
         let [there, back] = patches(&e);
         let mut flip = false;
@@ -116,18 +119,28 @@ fn patch(c: &mut Criterion) {
             })
         });
     }
+    // The disk's part: one append of a patch record's size, then fdatasync.
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = std::fs::File::create(dir.path().join("bare.jsonl")).unwrap();
+    let record = vec![b'x'; 2_000];
+    group.bench_function("bare_append_and_fdatasync_2000_bytes", |b| {
+        b.iter(|| {
+            std::io::Write::write_all(&mut file, &record).unwrap();
+            file.sync_data().unwrap();
+        })
+    });
     group.finish();
 }
 
 fn view(c: &mut Criterion) {
     let mut group = c.benchmark_group("context_view");
-    let dir = tempfile::tempdir().unwrap();
-    let full = session(dir.path());
-    let dir = tempfile::tempdir().unwrap();
-    let mut parked = session(dir.path());
+    let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let small = session(dirs[0].path(), TURNS / 10);
+    let full = session(dirs[1].path(), TURNS);
+    let mut parked = session(dirs[2].path(), TURNS);
     parked.set_storage(Box::new(frontier::context::durable::Memory::default()));
     // Hide nine chains in ten (whole chains, in patches of 100 ops): hidden blocks are
-    // neither rendered nor listed, so the two views differ only in their visible blocks.
+    // neither rendered nor listed.
     let chains: Vec<(String, String)> = (0..TURNS)
         .filter(|t| t % 10 != 0)
         .map(|t| chain_ids(&parked, t))
@@ -140,16 +153,31 @@ fn view(c: &mut Criterion) {
         let args = json!({"reason":"park","operations":ops}).to_string();
         assert!(parked.apply_args(&args, Actor::Agent).unwrap().ok);
     }
-    let total = full.store().len();
-    for engine in [&full, &parked] {
+    for engine in [&small, &full, &parked] {
+        let total = engine.store().len();
         let visible = engine.store().iter().filter(|b| b.is_visible()).count();
+        let bytes: usize = engine.view().messages.iter().map(|m| m.content.len()).sum();
         group.throughput(Throughput::Elements(visible as u64));
         group.bench_function(
             BenchmarkId::new(
                 format!("render_of_{total}_blocks"),
-                format!("{visible}_visible"),
+                format!("{visible}_visible_{bytes}_bytes"),
             ),
             |b| b.iter(|| black_box(engine.view())),
+        );
+        // The floor: copying the visible blocks' texts, nothing else.
+        let texts: Vec<String> = engine
+            .store()
+            .iter()
+            .filter(|b| b.is_visible())
+            .map(|b| b.content.rendered().into_owned())
+            .collect();
+        group.bench_function(
+            BenchmarkId::new(
+                format!("copy_of_{total}_blocks"),
+                format!("{visible}_visible"),
+            ),
+            |b| b.iter(|| black_box(texts.clone())),
         );
     }
     group.finish();

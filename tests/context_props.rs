@@ -168,7 +168,7 @@ fn invariants(e: &Engine) -> Result<(), String> {
             }
         }
     }
-    let rendered = e.view().estimated_tokens;
+    let rendered = view::count(&e.view().messages, e.store().tokens().as_ref());
     let kept = view::estimate(&e.store().totals(), e.store().tokens().as_ref());
     if rendered != kept {
         return Err(format!(

@@ -295,6 +295,8 @@ impl Fields<'_> {
         }
     }
 
+    // divergence 3: CPAT passes a value of any type on (`content: 42` throws in `trim()`,
+    // `ids: "t"` is iterated per character); here it is the op's `invalid_field`.
     fn text(&self, field: &'static str) -> Result<Option<String>, InvalidField> {
         match present(self.f, field) {
             None => Ok(None),

@@ -104,6 +104,7 @@ impl<'s> Stage<'s> {
     /// Ends the current op: its changes join the patch if it was accepted, else vanish.
     pub fn end_op(&mut self, accepted: bool) {
         let op = std::mem::take(&mut self.op);
+        // divergence 4: CPAT keeps a rejected op's partial changes for the ops after it.
         if !accepted {
             return;
         }

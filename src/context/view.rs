@@ -235,7 +235,9 @@ pub fn manifest(store: &BlockStore) -> String {
     lines.join("\n")
 }
 
-/// Renders the view: one pass over the store.
+/// Renders the view: one pass over the store. The estimate comes from the store's running
+/// totals ([`estimate`]); [`count`] counts the rendered messages instead, and gives the same
+/// figure for CPAT's estimator.
 pub fn render(store: &BlockStore) -> View {
     let tokens = store.tokens().as_ref();
     let mut messages: Vec<Message> = store
@@ -250,13 +252,17 @@ pub fn render(store: &BlockStore) -> View {
         tool_calls: None,
         reasoning_content: None,
     });
-    let estimated_tokens = messages
+    View {
+        messages,
+        estimated_tokens: estimate(&store.totals(), tokens),
+    }
+}
+
+/// CPAT's estimate of rendered messages: `Σ tokens(content) + 4 × messages`.
+pub fn count(messages: &[Message], tokens: &dyn TokenCounter) -> u64 {
+    messages
         .iter()
         .map(|m| tokens.count(&m.content))
         .sum::<u64>()
-        + 4 * messages.len() as u64;
-    View {
-        messages,
-        estimated_tokens,
-    }
+        + 4 * messages.len() as u64
 }
