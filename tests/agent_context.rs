@@ -808,3 +808,43 @@ fn an_overflow_clears_stale_results_first_and_a_summary_that_does_not_shrink_is_
         "the summary is no smaller than what it replaces"
     );
 }
+
+#[test]
+fn the_run_directory_inside_the_root_is_out_of_the_tools_reach() {
+    let root = workspace();
+    let replay = root.path().join("turns.jsonl");
+    let mut text = String::from("{\"ctl_mode\":\"extended\"}\n");
+    text.push_str(&frontier::agent::replay::to_jsonl(&[
+        calls(call("c1", "read_file", &[("path", "run/journal.jsonl")])),
+        calls(call(
+            "c2",
+            "write_file",
+            &[("path", "run/content/x.txt"), ("content", "x")],
+        )),
+        done(),
+    ]));
+    std::fs::write(&replay, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(["run", "--task", TASK])
+        .arg("--model")
+        .arg(format!("replay:{}", replay.display()))
+        .arg("--root")
+        .arg(root.path())
+        .arg("--run-dir")
+        .arg(root.path().join("run"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let transcript = transcript_records(&String::from_utf8(out.stdout).unwrap());
+    let refused: Vec<&str> = transcript
+        .iter()
+        .filter(|r| r["type"] == "refused")
+        .map(|r| r["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(refused.len(), 2, "{transcript:?}");
+    assert!(
+        refused.iter().all(|r| r.starts_with("protected_path")),
+        "{refused:?}"
+    );
+    assert!(!root.path().join("run/content/x.txt").exists());
+}
