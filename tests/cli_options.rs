@@ -86,6 +86,11 @@ const CASES: &[Case] = &[
     case(RUN, NONE, "--shell-max-output", 0, 64 << 20),
     case(RUN, NONE, "--max-line", 9, 65536),
     case(RUN, NONE, "--max-arg", 0, 1 << 30),
+    case(RUN, NONE, "--context-window", 1, 1_000_000_000),
+    case(RUN, NONE, "--spill-tokens", 1, 1_000_000_000),
+    case(RUN, NONE, "--preview-chars", 0, 1_000_000),
+    case(RUN, NONE, "--keep-recent", 1, 10_000),
+    case(RUN, NONE, "--cache-ttl", 0, 86_400),
 ];
 
 fn line(case: &Case, value: &str) -> Vec<String> {

@@ -17,6 +17,7 @@
 //! | [`guard`] | the hard-line rules for `shell` |
 //! | [`tools`], [`shell`] | what the five tools do |
 //! | [`patch`] | the seam to the apply_patch parser and application engine |
+//! | [`context`] | context governance: the conversation in the context engine, the ladder, `context_update` and `artifact_get` |
 //!
 //! `docs/agent.md` records the decisions the specification leaves open.
 //!
@@ -47,6 +48,7 @@
 //! assert!(text.contains(r#""reason":"escalate_output_limit""#));
 //! ```
 
+pub mod context;
 pub mod guard;
 pub mod http;
 pub mod model;

@@ -19,7 +19,7 @@ use crate::ctl::ToolCall;
 
 use super::guard;
 use super::patch::{PatchProblem, PatchSession};
-use super::tools::{Action, Tool};
+use super::tools::{Action, ContextCall, Tool};
 
 /// A toolset: the tools a session may call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -53,8 +53,12 @@ impl Toolset {
         }
     }
 
-    /// Whether the set holds `tool`.
+    /// Whether the set holds `tool`. The context tools change only what the model sees
+    /// next, never the workspace, so every set holds them.
     pub fn allows(self, tool: Tool) -> bool {
+        if Tool::CONTEXT.contains(&tool) {
+            return true;
+        }
         match self {
             Toolset::Interactive => true,
             Toolset::Background => matches!(tool, Tool::ReadFile | Tool::ListDir),
@@ -62,7 +66,7 @@ impl Toolset {
         }
     }
 
-    /// The tools of the set, in documentation order.
+    /// The workspace tools of the set, in documentation order.
     pub fn tools(self) -> impl Iterator<Item = Tool> {
         Tool::ALL.into_iter().filter(move |&t| self.allows(t))
     }
@@ -105,7 +109,8 @@ pub fn concurrency_safe(call: &ToolCall) -> bool {
     }
 }
 
-/// Checks the arguments against the tool's schema: each key exactly once, no other.
+/// Checks the arguments against the tool's schema: each key at most once, no other, every
+/// key but the optional ones present.
 fn schema(tool: Tool, call: &ToolCall) -> Result<(), Refusal> {
     let keys = tool.keys();
     for (i, (key, _)) in call.args.iter().enumerate() {
@@ -127,7 +132,7 @@ fn schema(tool: Tool, call: &ToolCall) -> Result<(), Refusal> {
         }
     }
     for key in keys {
-        if call.arg(key).is_none() {
+        if call.arg(key).is_none() && !tool.optional_keys().contains(key) {
             return Err(Refusal::new(
                 "missing_argument",
                 format!("{} needs argument {key:?}", tool.name()),
@@ -237,7 +242,38 @@ pub fn judge(
             }
             Ok(Action::ApplyPatch(session))
         }
+        Tool::ContextUpdate => Ok(Action::Context(ContextCall::Update {
+            reason: text_arg(call, "reason")?.to_owned(),
+            operations: text_arg(call, "operations")?.to_owned(),
+        })),
+        Tool::ArtifactGet => {
+            let max_chars = match call.arg("max_chars") {
+                None => None,
+                Some(_) => Some(max_chars(text_arg(call, "max_chars")?)?),
+            };
+            Ok(Action::Context(ContextCall::ArtifactGet {
+                uri: text_arg(call, "uri")?.to_owned(),
+                max_chars,
+            }))
+        }
     }
+}
+
+/// The largest `max_chars` an `artifact_get` may ask for (UTF-16 units).
+pub const MAX_ARTIFACT_CHARS: usize = 1_000_000;
+
+/// `artifact_get`'s `max_chars`: a decimal from 1 to [`MAX_ARTIFACT_CHARS`].
+fn max_chars(text: &str) -> Result<usize, Refusal> {
+    text.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|n| (1..=MAX_ARTIFACT_CHARS).contains(n))
+        .ok_or_else(|| {
+            Refusal::new(
+                "invalid_argument",
+                format!("max_chars {text:?} is not a number from 1 to {MAX_ARTIFACT_CHARS}"),
+            )
+        })
 }
 
 #[cfg(test)]
@@ -275,6 +311,50 @@ mod tests {
             "write_file",
             &[("path", "a"), ("content", "")]
         )));
+    }
+
+    #[test]
+    fn context_tools_are_judged_by_their_schemas() {
+        let root = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(root.path()).unwrap();
+        let judge = |c: &ToolCall| judge(c, Toolset::Webhook, &ws, None);
+        let got = judge(&call("artifact_get", &[("uri", "artifact://a@v1")]));
+        assert!(matches!(
+            got,
+            Ok(Action::Context(ContextCall::ArtifactGet {
+                max_chars: None,
+                ..
+            }))
+        ));
+        let got = judge(&call(
+            "artifact_get",
+            &[("uri", "u"), ("max_chars", "1000000")],
+        ));
+        assert!(matches!(
+            got,
+            Ok(Action::Context(ContextCall::ArtifactGet {
+                max_chars: Some(1_000_000),
+                ..
+            }))
+        ));
+        for bad in ["0", "1000001", "-1", "ten", ""] {
+            let refused = judge(&call("artifact_get", &[("uri", "u"), ("max_chars", bad)]));
+            assert_eq!(refused.err().unwrap().kind, "invalid_argument", "{bad:?}");
+        }
+        let refused = judge(&call("artifact_get", &[("max_chars", "5")]));
+        assert_eq!(refused.err().unwrap().kind, "missing_argument");
+        let refused = judge(&call("context_update", &[("operations", "[]")]));
+        assert_eq!(refused.err().unwrap().kind, "missing_argument");
+        let got = judge(&call(
+            "context_update",
+            &[("reason", "r"), ("operations", "[]")],
+        ));
+        assert!(matches!(
+            got,
+            Ok(Action::Context(ContextCall::Update { .. }))
+        ));
+        // Never concurrency-safe: they run alone, in call order.
+        assert!(!concurrency_safe(&call("artifact_get", &[("uri", "u")])));
     }
 
     #[test]

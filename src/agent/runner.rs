@@ -26,6 +26,7 @@ use crate::contract::PushParser;
 use crate::ctl::{pick_tag, CallAssembler, CtlEvent, CtlParser, Limits, ToolCall};
 use crate::language::CtlMode;
 
+use super::context::{ContextLoop, Settings as ContextSettings};
 use super::model::{Finish, Flow, Message, ModelError, ModelSource, Request, Role};
 use super::patch::{PatchSession, PatchTool};
 use super::policy::{self, Toolset};
@@ -34,7 +35,7 @@ use super::recovery::{
     STREAM_ERROR_NUDGE,
 };
 use super::shell::ShellLimits;
-use super::tools::{self, ToolOutput};
+use super::tools::{self, Action, ToolOutput};
 use super::transcript::{Rec, Transcript};
 
 /// The system prompt that teaches a model strict CTL (every argument counted) and the tools.
@@ -85,6 +86,9 @@ pub struct Config {
     pub escalated_max_tokens: u32,
     /// The `apply_patch` machinery.
     pub patch_tool: Arc<dyn PatchTool>,
+    /// Context governance: the conversation in the context engine, the ladder before every
+    /// call, the tools `context_update` and `artifact_get` (none: the plain conversation).
+    pub context: Option<ContextSettings>,
 }
 
 impl Config {
@@ -104,6 +108,7 @@ impl Config {
             max_tokens: 4096,
             escalated_max_tokens: 16384,
             patch_tool: Arc::new(super::patch::Engine),
+            context: None,
         }
     }
 
@@ -138,6 +143,8 @@ pub enum EndStatus {
     RecoveryExhausted,
     /// `max_turns` requests were made.
     TurnBudgetExhausted,
+    /// The context engine could not write its run directory (or could not start).
+    ContextError,
 }
 
 impl EndStatus {
@@ -152,6 +159,7 @@ impl EndStatus {
             EndStatus::ModelError => "model_error",
             EndStatus::RecoveryExhausted => "recovery_exhausted",
             EndStatus::TurnBudgetExhausted => "turn_budget_exhausted",
+            EndStatus::ContextError => "context_error",
         }
     }
 
@@ -195,6 +203,7 @@ impl Stream {
 struct InFlight {
     turn: u32,
     id: String,
+    name: String,
     handle: JoinHandle<ToolOutput>,
 }
 
@@ -202,8 +211,12 @@ struct InFlight {
 struct Executor<'c> {
     config: &'c Config,
     in_flight: Vec<InFlight>,
-    /// The results of this turn, for the next request: `(id, status, output)`.
-    results: Vec<(String, &'static str, Vec<u8>)>,
+    /// The results of this turn, for the next request: `(id, tool, status, output)`.
+    results: Vec<(String, String, &'static str, Vec<u8>)>,
+    /// The context engine, when the loop governs its context.
+    context: Option<ContextLoop>,
+    /// Why the context engine failed while running a call (the run ends after the turn).
+    context_failed: Option<String>,
 }
 
 impl Executor<'_> {
@@ -220,7 +233,7 @@ impl Executor<'_> {
         let reason = too_large.to_string();
         transcript.refused(turn, &too_large.id, &reason);
         self.results
-            .push((too_large.id, "refused", reason.into_bytes()));
+            .push((too_large.id, too_large.name, "refused", reason.into_bytes()));
     }
 
     fn handle(
@@ -241,10 +254,15 @@ impl Executor<'_> {
             Err(refusal) => {
                 let reason = refusal.reason();
                 transcript.refused(turn, &call.id, &reason);
-                self.results.push((call.id, "refused", reason.into_bytes()));
+                self.results
+                    .push((call.id, call.name, "refused", reason.into_bytes()));
                 return;
             }
         };
+        if let Action::Context(context_call) = action {
+            self.run_context(turn, call, context_call, transcript);
+            return;
+        }
         let workspace = self.config.workspace.clone();
         let limits = self.config.shell;
         if safe && action.concurrency_safe() {
@@ -252,18 +270,68 @@ impl Executor<'_> {
             self.in_flight.push(InFlight {
                 turn,
                 id: call.id,
+                name: call.name,
                 handle,
             });
         } else {
             let out = tools::execute(action, &workspace, limits);
-            self.finish(turn, call.id, out, transcript);
+            self.finish(turn, call.id, call.name, out, transcript);
         }
     }
 
-    fn finish(&mut self, turn: u32, id: String, out: ToolOutput, transcript: &mut Transcript<'_>) {
+    /// A context tool's call, run against the engine (refused when the loop has none).
+    fn run_context(
+        &mut self,
+        turn: u32,
+        call: ToolCall,
+        context_call: tools::ContextCall,
+        transcript: &mut Transcript<'_>,
+    ) {
+        let Some(context) = self.context.as_mut() else {
+            let reason = format!(
+                "unknown_tool: {} needs context governance (frontier run --run-dir)",
+                call.name
+            );
+            transcript.refused(turn, &call.id, &reason);
+            self.results
+                .push((call.id, call.name, "refused", reason.into_bytes()));
+            return;
+        };
+        let out = match context.run_tool(context_call) {
+            Ok(out) => out,
+            Err(e) => {
+                self.context_failed = Some(e.to_string());
+                ToolOutput::failed(format!("error: {e}"))
+            }
+        };
+        self.finish(turn, call.id, call.name, out, transcript);
+    }
+
+    fn finish(
+        &mut self,
+        turn: u32,
+        id: String,
+        name: String,
+        out: ToolOutput,
+        transcript: &mut Transcript<'_>,
+    ) {
         transcript.tool_result(turn, &id, out.ok, &out.output);
         let status = if out.ok { "ok" } else { "error" };
-        self.results.push((id, status, out.output));
+        self.results.push((id, name, status, out.output));
+    }
+
+    /// Hands the turn to the context engine, when there is one: the output with its calls,
+    /// their results, then `note`. The results stay for [`Executor::take_results`].
+    fn ingest_turn(&mut self, turn: u32, output: &[u8], note: Option<&str>) -> Result<(), String> {
+        if let Some(failed) = self.context_failed.take() {
+            return Err(failed);
+        }
+        match self.context.as_mut() {
+            Some(context) => context
+                .ingest_turn(turn, output, &self.results, note)
+                .map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
     }
 
     /// Waits for every call in flight and records their results, in call order.
@@ -273,7 +341,7 @@ impl Executor<'_> {
                 ok: false,
                 output: b"the tool panicked".to_vec(),
             });
-            self.finish(call.turn, call.id, out, transcript);
+            self.finish(call.turn, call.id, call.name, out, transcript);
         }
     }
 
@@ -284,7 +352,7 @@ impl Executor<'_> {
             return None;
         }
         let mut text = String::new();
-        for (id, status, output) in self.results.drain(..) {
+        for (id, _, status, output) in self.results.drain(..) {
             let shown = &output[..output.len().min(MAX_RESULT_IN_CONTEXT)];
             let mut body = String::from_utf8_lossy(shown).into_owned();
             if shown.len() < output.len() {
@@ -308,7 +376,7 @@ impl Executor<'_> {
 ///   ([`pick_tag`]: `EOF`, `EOF1` … not a line of the output). An output that does not end
 ///   with LF gets one before the tag line, and its header says `(no newline at end)` before
 ///   the `<<`. An output in which all 64 tags are lines falls back to the strict form.
-fn write_result(text: &mut String, id: &str, status: &str, body: &str, mode: CtlMode) {
+pub(crate) fn write_result(text: &mut String, id: &str, status: &str, body: &str, mode: CtlMode) {
     use std::fmt::Write as _;
     let tag = match mode {
         CtlMode::Extended if !body.contains('\n') => {
@@ -406,10 +474,27 @@ pub fn run(
         messages.push(Message::new(Role::User, task.clone()));
     }
     let mut result_messages: Vec<usize> = Vec::new();
+    let context = match &config.context {
+        Some(settings) => {
+            let started = ContextLoop::start(
+                settings,
+                system_prompt(config.ctl_mode),
+                config.task.as_deref(),
+                config.ctl_mode,
+            );
+            match started {
+                Ok(context) => Some(context),
+                Err(e) => return end_on_context_error(transcript, 0, &e),
+            }
+        }
+        None => None,
+    };
     let mut executor = Executor {
         config,
         in_flight: Vec::new(),
         results: Vec::new(),
+        context,
+        context_failed: None,
     };
     let mut stream = Stream::new(config.limits, config.ctl_mode);
     let mut recovery = Recovery::default();
@@ -428,8 +513,16 @@ pub fn run(
         } else {
             config.max_tokens
         };
+        // Context governance: the ladder, then the engine's view is what the model receives.
+        let governed = match executor.context.as_mut() {
+            Some(context) => match context.govern(model, &mut transcript, turn, max_tokens) {
+                Ok(view) => Some(view),
+                Err(e) => break context_failed(&mut transcript, turn, &e.to_string()),
+            },
+            None => None,
+        };
         let request = Request {
-            messages: &messages,
+            messages: governed.as_deref().unwrap_or(&messages),
             max_tokens,
         };
         let mut output = Vec::new();
@@ -542,6 +635,11 @@ pub fn run(
             }
         };
         executor.drain(&mut transcript);
+        if let Some(context) = executor.context.as_mut() {
+            if let Err(e) = context.after_call(&model.describe()) {
+                break context_failed(&mut transcript, turn, &e.to_string());
+            }
+        }
         let finish_name = match &result {
             TurnEnd::Finished(f) => Some(f.name()),
             _ => None,
@@ -570,13 +668,17 @@ pub fn run(
                 let Some(t) = recovery.on_stream_error() else {
                     break EndStatus::StreamError;
                 };
+                let note = cut.note(&output, config.ctl_mode);
+                if let Err(e) = executor.ingest_turn(turn, &output, Some(&note)) {
+                    break context_failed(&mut transcript, turn, &e);
+                }
                 push_assistant(&mut messages, &output);
                 let results = executor.take_results();
                 if results.is_some() {
                     result_messages.push(messages.len());
                 }
                 let mut text = results.unwrap_or_default();
-                text.push_str(&cut.note(&output, config.ctl_mode));
+                text.push_str(&note);
                 messages.push(Message::new(Role::User, text));
                 // A new frame in a fresh stream: nothing of the broken one carries over.
                 stream = Stream::new(config.limits, config.ctl_mode);
@@ -599,7 +701,23 @@ pub fn run(
                 );
                 match recovery.on_context_overflow() {
                     Some(t) => {
-                        compact(&mut messages, &result_messages);
+                        match executor.context.as_mut() {
+                            // Once, through the same engine as the ladder's last rung.
+                            Some(context) => {
+                                let compacted = context.compact_for_overflow(
+                                    model,
+                                    &mut transcript,
+                                    turn,
+                                    max_tokens,
+                                );
+                                if let Err(e) = compacted {
+                                    break context_failed(&mut transcript, turn, &e.to_string());
+                                }
+                            }
+                            None => {
+                                compact(&mut messages, &result_messages);
+                            }
+                        }
                         t
                     }
                     None => break EndStatus::RecoveryExhausted,
@@ -623,14 +741,18 @@ pub fn run(
                     }
                     break EndStatus::RecoveryExhausted;
                 };
-                push_assistant(&mut messages, &output);
-                unanswered = Some(EndStatus::OutputCutOff);
-                let mut text = executor.take_results().unwrap_or_default();
-                text.push_str(if t == Transition::EscalateOutputLimit {
+                let nudge = if t == Transition::EscalateOutputLimit {
                     CONTINUE_NUDGE
                 } else {
                     RESUME_NUDGE
-                });
+                };
+                if let Err(e) = executor.ingest_turn(turn, &output, Some(nudge)) {
+                    break context_failed(&mut transcript, turn, &e);
+                }
+                push_assistant(&mut messages, &output);
+                unanswered = Some(EndStatus::OutputCutOff);
+                let mut text = executor.take_results().unwrap_or_default();
+                text.push_str(nudge);
                 messages.push(Message::new(Role::User, text));
                 t
             }
@@ -640,7 +762,14 @@ pub fn run(
                     break EndStatus::StreamIncomplete;
                 }
                 if turn_calls == 0 && finish == Finish::Stop {
+                    // The final answer is journaled too.
+                    if let Err(e) = executor.ingest_turn(turn, &output, None) {
+                        break context_failed(&mut transcript, turn, &e);
+                    }
                     break EndStatus::Done;
+                }
+                if let Err(e) = executor.ingest_turn(turn, &output, None) {
+                    break context_failed(&mut transcript, turn, &e);
                 }
                 push_assistant(&mut messages, &output);
                 if let Some(text) = executor.take_results() {
@@ -665,6 +794,34 @@ pub fn run(
         );
     };
     executor.drain(&mut transcript);
+    transcript.record(
+        Rec::new("end")
+            .field("status", status.name())
+            .field("exit", status.exit_code()),
+    );
+    match transcript.into_error() {
+        Some(e) => Err(e),
+        None => Ok(status),
+    }
+}
+
+/// Records why the context engine stopped the run; the status to end with.
+fn context_failed(transcript: &mut Transcript<'_>, turn: u32, error: &str) -> EndStatus {
+    transcript.record(
+        Rec::new("context_error")
+            .field("turn", turn)
+            .field("error", error),
+    );
+    EndStatus::ContextError
+}
+
+/// Ends a run whose context engine could not start.
+fn end_on_context_error(
+    mut transcript: Transcript<'_>,
+    turn: u32,
+    error: &str,
+) -> io::Result<EndStatus> {
+    let status = context_failed(&mut transcript, turn, error);
     transcript.record(
         Rec::new("end")
             .field("status", status.name())

@@ -30,6 +30,11 @@ pub enum Tool {
     ApplyPatch,
     /// `shell(command)`: `sh -c command` in the root.
     Shell,
+    /// `context_update(reason, operations)`: a patch of the conversation's context, checked by
+    /// the context engine (`operations` is a JSON array of op items).
+    ContextUpdate,
+    /// `artifact_get(uri[, max_chars])`: an offloaded payload back from the content store.
+    ArtifactGet,
 }
 
 impl Tool {
@@ -42,9 +47,16 @@ impl Tool {
         Tool::Shell,
     ];
 
+    /// The two tools of context governance, offered only when the loop keeps its
+    /// conversation in the context engine (see [`super::context`]).
+    pub const CONTEXT: [Tool; 2] = [Tool::ContextUpdate, Tool::ArtifactGet];
+
     /// The tool called `name`.
     pub fn from_name(name: &str) -> Option<Tool> {
-        Tool::ALL.into_iter().find(|t| t.name() == name)
+        Tool::ALL
+            .into_iter()
+            .chain(Tool::CONTEXT)
+            .find(|t| t.name() == name)
     }
 
     /// The name a model writes.
@@ -55,16 +67,28 @@ impl Tool {
             Tool::WriteFile => "write_file",
             Tool::ApplyPatch => "apply_patch",
             Tool::Shell => "shell",
+            Tool::ContextUpdate => "context_update",
+            Tool::ArtifactGet => "artifact_get",
         }
     }
 
-    /// The argument keys, each required exactly once.
+    /// The argument keys, each at most once; all are required but [`Tool::optional_keys`].
     pub fn keys(self) -> &'static [&'static str] {
         match self {
             Tool::ReadFile | Tool::ListDir => &["path"],
             Tool::WriteFile => &["path", "content"],
             Tool::ApplyPatch => &["patch"],
             Tool::Shell => &["command"],
+            Tool::ContextUpdate => &["reason", "operations"],
+            Tool::ArtifactGet => &["uri", "max_chars"],
+        }
+    }
+
+    /// The keys that may be left out.
+    pub fn optional_keys(self) -> &'static [&'static str] {
+        match self {
+            Tool::ArtifactGet => &["max_chars"],
+            _ => &[],
         }
     }
 }
@@ -84,6 +108,27 @@ pub enum Action {
     ApplyPatch(Box<dyn PatchSession>),
     /// Run this command.
     Shell(String),
+    /// A context tool's call, run by the loop's context engine.
+    Context(ContextCall),
+}
+
+/// A judged call of a context tool (its arguments as text, checked by the engine).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ContextCall {
+    /// `context_update`.
+    Update {
+        /// Why.
+        reason: String,
+        /// The JSON array of op items, as the model wrote it.
+        operations: String,
+    },
+    /// `artifact_get`.
+    ArtifactGet {
+        /// The `artifact://` URI.
+        uri: String,
+        /// The most UTF-16 units returned (the engine's default when absent).
+        max_chars: Option<usize>,
+    },
 }
 
 impl Action {
@@ -104,14 +149,16 @@ pub struct ToolOutput {
 }
 
 impl ToolOutput {
-    fn ok(output: impl Into<Vec<u8>>) -> ToolOutput {
+    /// A success.
+    pub fn ok(output: impl Into<Vec<u8>>) -> ToolOutput {
         ToolOutput {
             ok: true,
             output: output.into(),
         }
     }
 
-    fn failed(output: impl Into<Vec<u8>>) -> ToolOutput {
+    /// A failure, with why.
+    pub fn failed(output: impl Into<Vec<u8>>) -> ToolOutput {
         ToolOutput {
             ok: false,
             output: output.into(),
@@ -147,6 +194,8 @@ pub fn execute(action: Action, workspace: &Workspace, shell_limits: ShellLimits)
             }
             Err(e) => ToolOutput::failed(format!("cannot run sh: {e}")),
         },
+        // The loop runs these against its context engine and never passes them here.
+        Action::Context(_) => ToolOutput::failed("context tools run in the loop's context engine"),
     }
 }
 

@@ -94,3 +94,35 @@ pub const SHELL_MAX_OUTPUT: Bound = Bound {
 
 /// `mask --reps`: computations of each mask, the fastest kept.
 pub const REPS: Bound = Bound { min: 1, max: 1000 };
+
+/// `run --context-window`: the context window the ladder governs, in tokens (as `context
+/// apply --max-tokens`).
+pub const CONTEXT_WINDOW: Bound = Bound {
+    min: 1,
+    max: 1_000_000_000,
+};
+
+/// `run --spill-tokens`: a tool result over this many tokens is spilled.
+pub const SPILL_TOKENS: Bound = Bound {
+    min: 1,
+    max: 1_000_000_000,
+};
+
+/// `run --preview-chars`: UTF-16 units of a spilled result kept in view.
+pub const PREVIEW_CHARS: Bound = Bound {
+    min: 0,
+    max: 1_000_000,
+};
+
+/// `run --keep-recent`: tool results and subtasks the ladder leaves alone (never fewer than
+/// one).
+pub const KEEP_RECENT: Bound = Bound {
+    min: 1,
+    max: 10_000,
+};
+
+/// `run --cache-ttl`: seconds after a call the prompt cache counts as warm (0: always cold).
+pub const CACHE_TTL: Bound = Bound {
+    min: 0,
+    max: 86_400,
+};

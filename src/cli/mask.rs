@@ -137,7 +137,7 @@ pub fn run(args: Args) -> Result<i32, String> {
 }
 
 /// The vocabulary `VOCAB` names, with `eos` as its EOS tokens when given.
-fn load_vocab(name: &OsString, eos: &[u32]) -> Result<Vocabulary, String> {
+pub(super) fn load_vocab(name: &OsString, eos: &[u32]) -> Result<Vocabulary, String> {
     let text = name.to_string_lossy();
     let loaded = match text.strip_prefix("tiktoken:") {
         Some(encoding) => {

@@ -7,6 +7,10 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use frontier::agent::context::vocab::VocabCounter;
+use frontier::agent::context::{Ladder, Settings};
 use frontier::agent::openai::{OpenAi, OpenAiConfig};
 use frontier::agent::replay::{self, Replay};
 use frontier::agent::shell::ShellLimits;
@@ -69,6 +73,100 @@ pub struct Args {
     /// declares (strict if none).
     #[arg(long, value_parser = super::frame::parse_ctl_mode)]
     ctl_mode: Option<CtlMode>,
+    #[command(flatten)]
+    context: ContextArgs,
+}
+
+/// Context governance (`docs/agent.md`, "Context governance"): on with `--run-dir`.
+#[derive(clap::Args, Debug)]
+pub struct ContextArgs {
+    /// Keep the conversation in the context engine, journaled in DIR (created; it must not
+    /// hold a run yet): the ladder runs before every model call, the model gets
+    /// `context_update` and `artifact_get`. No tool can reach DIR.
+    #[arg(long)]
+    run_dir: Option<OsString>,
+    /// The context window governed, in tokens, 1 to 1000000000.
+    #[arg(long, default_value_t = frontier::context::engine::DEFAULT_MAX_TOKENS, value_parser = super::bounds::CONTEXT_WINDOW.parser::<u64>())]
+    context_window: u64,
+    /// Budget reports from this fraction of the window (soft), 0 to 1.
+    #[arg(long, default_value_t = 0.7, value_parser = parse_ratio)]
+    soft_ratio: f64,
+    /// Must-act reports from this fraction, 0 to 1.
+    #[arg(long, default_value_t = 0.8, value_parser = parse_ratio)]
+    must_act_ratio: f64,
+    /// Critical: the runtime offloads the largest tool results, from this fraction, 0 to 1.
+    #[arg(long, default_value_t = 0.95, value_parser = parse_ratio)]
+    critical_ratio: f64,
+    /// Spill a tool result over N tokens to the content store, 1 to 1000000000.
+    #[arg(long, default_value_t = 2000, value_parser = super::bounds::SPILL_TOKENS.parser::<u64>())]
+    spill_tokens: u64,
+    /// UTF-16 units of a spilled result kept as its preview, 0 to 1000000.
+    #[arg(long, default_value_t = 1000, value_parser = super::bounds::PREVIEW_CHARS.parser::<usize>())]
+    preview_chars: usize,
+    /// Tool results and subtasks left alone, most recent first, 1 to 10000.
+    #[arg(long, default_value_t = 3, value_parser = super::bounds::KEEP_RECENT.parser::<usize>())]
+    keep_recent: usize,
+    /// Seconds after a call the prompt cache counts as warm; stale results are cleared
+    /// only when it is cold (0: always), 0 to 86400.
+    #[arg(long, default_value_t = 300, value_parser = super::bounds::CACHE_TTL.parser::<u64>())]
+    cache_ttl: u64,
+    /// Fold finished subtasks above this fraction of the window, 0 to 1.
+    #[arg(long, default_value_t = 0.75, value_parser = parse_ratio)]
+    collapse_ratio: f64,
+    /// Compact (one model call) above this fraction of the window, 0 to 1.
+    #[arg(long, default_value_t = 0.9, value_parser = parse_ratio)]
+    compact_ratio: f64,
+    /// Count tokens with this vocabulary (`tiktoken:NAME` or a tokenizer.json) instead of
+    /// CPAT's estimator.
+    #[arg(long)]
+    vocab: Option<OsString>,
+}
+
+/// A fraction from 0 to 1.
+fn parse_ratio(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+        _ => Err(format!("{text:?} is not a number from 0 to 1")),
+    }
+}
+
+impl ContextArgs {
+    /// The settings, or none without `--run-dir`.
+    fn settings(&self) -> Result<Option<Settings>, String> {
+        let Some(dir) = &self.run_dir else {
+            return Ok(None);
+        };
+        if !(self.soft_ratio <= self.must_act_ratio && self.must_act_ratio <= self.critical_ratio) {
+            return Err(format!(
+                "--soft-ratio {}, --must-act-ratio {}, --critical-ratio {}: must not decrease",
+                self.soft_ratio, self.must_act_ratio, self.critical_ratio
+            ));
+        }
+        let mut settings = Settings::new(dir);
+        settings.budget.max_tokens = self.context_window;
+        settings.budget.soft_ratio = self.soft_ratio;
+        settings.budget.must_act_ratio = self.must_act_ratio;
+        settings.budget.critical_ratio = self.critical_ratio;
+        settings.ladder = Ladder {
+            spill_tokens: self.spill_tokens,
+            preview_chars: self.preview_chars,
+            keep_recent: self.keep_recent,
+            cache_ttl: Duration::from_secs(self.cache_ttl),
+            collapse_ratio: self.collapse_ratio,
+            compact_ratio: self.compact_ratio,
+        };
+        if let Some(name) = &self.vocab {
+            let vocab = super::mask::load_vocab(name, &[])?;
+            if !vocab.has_encoder() {
+                return Err(format!(
+                    "--vocab {}: no tokenizer to count tokens with",
+                    display::path(name)
+                ));
+            }
+            settings.tokens = Arc::new(VocabCounter::new(Arc::new(vocab), &name.to_string_lossy()));
+        }
+        Ok(Some(settings))
+    }
 }
 
 pub fn run(args: Args) -> Result<i32, String> {
@@ -119,6 +217,14 @@ pub fn run(args: Args) -> Result<i32, String> {
     config.max_turns = args.max_turns;
     config.max_tokens = args.max_tokens;
     config.escalated_max_tokens = args.escalated_max_tokens;
+    config.context = args.context.settings()?;
+    if let Some(dir) = config.context.as_ref().map(|s| s.run_dir.clone()) {
+        // The run directory is the runtime's own: out of every tool's reach.
+        std::fs::create_dir_all(&dir).map_err(|e| format!("--run-dir {}: {e}", dir.display()))?;
+        config
+            .protect(&dir)
+            .map_err(|e| format!("--run-dir {}: {e}", dir.display()))?;
+    }
     // The transcript is opened once, for appending, and written only through this handle; it
     // is protected from the tools wherever it lies (standard output too, when it is a file).
     let mut out: Box<dyn Write> = match &args.transcript {

@@ -1,0 +1,850 @@
+//! Context governance in the loop: the ladder's steps under a small window (journal records
+//! checked), the current question through compaction, tool-call chains paired in every
+//! request a loopback server receives, `context_update` and `artifact_get` round trips, a
+//! malformed `context_update`, and the `context_overflow` path compacting once.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use frontier::agent::context::{Ladder, Settings};
+use frontier::agent::openai::{OpenAi, OpenAiConfig};
+use frontier::agent::replay::{Replay, Turn};
+use frontier::agent::{Config, EndStatus, Finish};
+use frontier::apply::Workspace;
+use frontier::context::durable::Durability;
+use frontier::context::tokens::CpatEstimator;
+use frontier::language::CtlMode;
+use frontier::mask::vocab::tiktoken::{self, Builtin};
+use serde_json::{json, Value};
+
+const TASK: &str = "Summarise the files big.txt, a.txt and b.txt.";
+
+/// One call in extended CTL: one-line values inline, others as heredocs.
+fn call(id: &str, name: &str, args: &[(&str, &str)]) -> String {
+    let mut s = format!("call {id} {name}\n");
+    for (k, v) in args {
+        if v.contains('\n') {
+            s.push_str(&format!("arg {k} <<EOF\n{v}\nEOF\n"));
+        } else {
+            s.push_str(&format!("arg {k} = {v}\n"));
+        }
+    }
+    s.push_str("end\n");
+    s
+}
+
+fn calls(text: String) -> Turn {
+    Turn::Output {
+        bytes: text.into_bytes(),
+        finish: Finish::ToolCalls,
+    }
+}
+
+/// The end of the task: a turn without calls (CTL has no prose).
+fn done() -> Turn {
+    answer("")
+}
+
+/// A turn of text (the compaction call's answer is not CTL).
+fn answer(text: &str) -> Turn {
+    Turn::Output {
+        bytes: text.as_bytes().to_vec(),
+        finish: Finish::Stop,
+    }
+}
+
+/// Lines of `n` bytes each, numbered, `count` of them.
+fn lines(tag: &str, count: usize) -> String {
+    (0..count)
+        .map(|i| format!("{tag} line {i:04} of the file, some words to fill it up\n"))
+        .collect()
+}
+
+/// A workspace with big.txt, a.txt and b.txt.
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.txt"), lines("big", 90)).unwrap();
+    std::fs::write(dir.path().join("a.txt"), lines("a", 36)).unwrap();
+    std::fs::write(dir.path().join("b.txt"), lines("b", 36)).unwrap();
+    dir
+}
+
+/// The ladder's settings for the scenario: a 6,000-token window, spill over 1,000 tokens,
+/// one recent result kept, a cache that is always cold, fold above 60 %, compact above 75 %.
+fn small_window(run_dir: &Path) -> Settings {
+    let mut s = Settings::new(run_dir);
+    s.budget.max_tokens = 6000;
+    s.ladder = Ladder {
+        spill_tokens: 1000,
+        preview_chars: 200,
+        keep_recent: 1,
+        cache_ttl: std::time::Duration::ZERO,
+        collapse_ratio: 0.6,
+        compact_ratio: 0.75,
+    };
+    s.durability = Durability::Flush;
+    s
+}
+
+const SUMMARY: &str = "<analysis>scratch: the user asked for summaries</analysis>\n<summary>\nThe user asked to summarise big.txt, a.txt and b.txt; all three were read; w.txt was written.\n</summary>\n";
+
+/// The scenario: six calls, a compaction answer, a final answer.
+fn scenario() -> Vec<Turn> {
+    vec![
+        calls(call("c1", "read_file", &[("path", "big.txt")])),
+        calls(call("c2", "read_file", &[("path", "a.txt")])),
+        calls(call("c3", "read_file", &[("path", "b.txt")])),
+        calls(call(
+            "c4",
+            "write_file",
+            &[("path", "w.txt"), ("content", &lines("w", 45))],
+        )),
+        calls(call(
+            "c5",
+            "write_file",
+            &[("path", "x.txt"), ("content", &lines("x", 160))],
+        )),
+        answer(SUMMARY),
+        done(),
+    ]
+}
+
+/// The journal's records.
+fn journal(run_dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(run_dir.join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The runtime's patches: `(step, ok)` from the reason's first word.
+fn runtime_patches(records: &[Value]) -> Vec<(String, bool)> {
+    records
+        .iter()
+        .filter(|r| r["type"] == "patch" && r["actor"] == "runtime")
+        .map(|r| {
+            let reason = r["reason"].as_str().unwrap();
+            let step = reason.split(':').next().unwrap().to_owned();
+            (step, r["result"]["ok"].as_bool().unwrap())
+        })
+        .collect()
+}
+
+fn transcript_records(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_ladder_fires_in_order_under_a_small_window() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let run_dir = runs.path().join("run");
+    let replay = runs.path().join("turns.jsonl");
+    let mut text = String::from("{\"ctl_mode\":\"extended\"}\n");
+    text.push_str(&frontier::agent::replay::to_jsonl(&scenario()));
+    std::fs::write(&replay, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(["run", "--task", TASK, "--chunk", "7"])
+        .arg("--model")
+        .arg(format!("replay:{}", replay.display()))
+        .arg("--root")
+        .arg(root.path())
+        .arg("--run-dir")
+        .arg(&run_dir)
+        .args(["--context-window", "6000", "--spill-tokens", "1000"])
+        .args([
+            "--preview-chars",
+            "200",
+            "--keep-recent",
+            "1",
+            "--cache-ttl",
+            "0",
+        ])
+        .args(["--collapse-ratio", "0.6", "--compact-ratio", "0.75"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let transcript = transcript_records(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(transcript.last().unwrap()["status"], "done");
+    let records = journal(&run_dir);
+    let patches = runtime_patches(&records);
+    // Every step fired and committed, and the first of each came in the ladder's order.
+    let first = |step: &str| {
+        patches
+            .iter()
+            .position(|(s, ok)| s == step && *ok)
+            .unwrap_or_else(|| panic!("no committed {step} in {patches:?}"))
+    };
+    let order = [
+        first("spill"),
+        first("clear_stale"),
+        first("fold"),
+        first("compact"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{patches:?}");
+    // The spill left a preview and the key; the compaction's summary has no analysis.
+    let spill = records
+        .iter()
+        .find(|r| r["type"] == "patch" && r["reason"].as_str().unwrap().starts_with("spill"))
+        .unwrap();
+    let op = &spill["operations"][0];
+    assert_eq!(op["op"], "payload_offload");
+    assert!(op["replace_with"]["summary"]
+        .as_str()
+        .unwrap()
+        .contains("big line 0000"));
+    let compact = records
+        .iter()
+        .find(|r| r["type"] == "patch" && r["reason"].as_str().unwrap().starts_with("compact"))
+        .unwrap();
+    let summary = compact["operations"][0]["output"]["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        summary.starts_with("The user asked to summarise"),
+        "{summary}"
+    );
+    assert!(!summary.contains("analysis") && !summary.contains("<summary>"));
+    // The transcript says the same, step by step.
+    let steps: Vec<&str> = transcript
+        .iter()
+        .filter(|r| r["type"] == "context")
+        .map(|r| r["step"].as_str().unwrap())
+        .collect();
+    for step in ["spill", "clear_stale", "fold", "compact"] {
+        assert!(steps.contains(&step), "{steps:?}");
+    }
+    // The run directory replays: the view the model would see next keeps the question.
+    let replayed = frontier::context::replay::replay(&run_dir, Arc::new(CpatEstimator)).unwrap();
+    assert!(replayed.stopped.is_none());
+    let view = replayed.engine.view();
+    assert!(view
+        .messages
+        .iter()
+        .any(|m| m.role == "user" && m.content.ends_with(TASK)));
+    // The tools never reached the run directory: it holds the engine's files only.
+    let mut names: Vec<String> = std::fs::read_dir(&run_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["content", "journal.jsonl", "run.json"]);
+}
+
+/// A loopback server answering each request with the next content as an event stream;
+/// returns the request bodies it received.
+fn serve(replies: Vec<(String, &'static str)>) -> (String, JoinHandle<Vec<Value>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let mut bodies = Vec::new();
+        for (content, finish) in replies {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            bodies.push(serde_json::from_slice(&body).unwrap());
+            let event = |delta: Value, finish: Value| {
+                let v = json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+                format!("data: {v}\n\n")
+            };
+            let mut sse = event(
+                json!({"role": "assistant", "content": content}),
+                Value::Null,
+            );
+            sse.push_str(&event(json!({}), json!(finish)));
+            sse.push_str("data: [DONE]\n\n");
+            let mut stream = stream;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{sse}",
+                sse.len()
+            );
+            let _ = stream.flush();
+        }
+        bodies
+    });
+    (base, handle)
+}
+
+/// The calls an assistant message makes and the results a user message carries.
+fn ids(content: &str, word: &str) -> Vec<String> {
+    content
+        .lines()
+        .filter_map(|l| l.strip_prefix(word))
+        .filter_map(|rest| rest.split(' ').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every call in a request is answered by the user message right after it, and every result
+/// answers a call of the assistant message right before it.
+fn assert_paired(body: &Value) {
+    let messages = body["messages"].as_array().unwrap();
+    for (i, m) in messages.iter().enumerate() {
+        let content = m["content"].as_str().unwrap_or("");
+        if m["role"] == "assistant" {
+            let made = ids(content, "call ");
+            if made.is_empty() {
+                continue;
+            }
+            let next = messages.get(i + 1).expect("a call is answered");
+            assert_eq!(next["role"], "user", "{body}");
+            let answered = ids(next["content"].as_str().unwrap(), "result ");
+            assert_eq!(answered, made, "call without its result in {body}");
+        } else if m["role"] == "user" {
+            let answered = ids(content, "result ");
+            if answered.is_empty() {
+                continue;
+            }
+            let before = &messages[i - 1];
+            assert_eq!(before["role"], "assistant", "{body}");
+            let made = ids(before["content"].as_str().unwrap(), "call ");
+            assert_eq!(made, answered, "result without its call in {body}");
+        }
+    }
+}
+
+fn run_against(base: String, root: &Path, settings: Settings) -> (EndStatus, Vec<Value>) {
+    let mut config = Config::new(Workspace::new(root).unwrap());
+    config.task = Some(TASK.into());
+    config.ctl_mode = CtlMode::Extended;
+    config.context = Some(settings);
+    let mut model = OpenAi::new(OpenAiConfig::new(base, "test-model"));
+    let mut out = Vec::new();
+    let status = frontier::agent::run(&config, &mut model, &mut out).unwrap();
+    (status, transcript_records(&String::from_utf8(out).unwrap()))
+}
+
+fn replies(turns: &[Turn]) -> Vec<(String, &'static str)> {
+    turns
+        .iter()
+        .map(|t| match t {
+            Turn::Output { bytes, finish } => {
+                (String::from_utf8(bytes.clone()).unwrap(), finish.name())
+            }
+            Turn::ContextOverflow => unreachable!("the scenario has no overflow"),
+        })
+        .collect()
+}
+
+#[test]
+fn chains_stay_paired_and_the_question_survives_in_every_request_sent() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let turns = scenario();
+    let (base, server) = serve(replies(&turns));
+    let (status, transcript) = run_against(base, root.path(), small_window(runs.path()));
+    assert_eq!(status, EndStatus::Done, "{transcript:?}");
+    let bodies = server.join().unwrap();
+    assert_eq!(bodies.len(), turns.len());
+    let compaction = bodies
+        .iter()
+        .position(|b| {
+            let last = b["messages"].as_array().unwrap().last().unwrap();
+            last["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("CRITICAL: Respond with TEXT ONLY.")
+        })
+        .expect("one request is the compaction call");
+    assert_eq!(compaction, 5);
+    for body in &bodies {
+        assert_paired(body);
+        // The current question, verbatim, in every request, compaction or not.
+        let question = format!("[block:user_002]\n{TASK}");
+        assert!(
+            body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["role"] == "user" && m["content"] == question.as_str()),
+            "{body}"
+        );
+        // The manifest is the last message (the compaction prompt follows it).
+        let messages = body["messages"].as_array().unwrap();
+        let manifest = &messages[messages.len() - 1 - usize::from(body == &bodies[compaction])];
+        assert!(manifest["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("<context_manifest>"));
+    }
+    // After the compaction the model sees the summary, not the analysis.
+    let after = bodies.last().unwrap().to_string();
+    assert!(after.contains("The user asked to summarise big.txt"));
+    assert!(!after.contains("scratch: the user asked"));
+    // Spilled and cleared results show their artifact keys in the requests after them.
+    assert!(bodies[1].to_string().contains("artifact://tool_004@v1"));
+}
+
+fn run_replay(turns: Vec<Turn>, root: &Path, settings: Settings) -> (EndStatus, Vec<Value>) {
+    let mut config = Config::new(Workspace::new(root).unwrap());
+    config.task = Some(TASK.into());
+    config.ctl_mode = CtlMode::Extended;
+    config.context = Some(settings);
+    let mut model = Replay::new("context", turns, 5);
+    let mut out = Vec::new();
+    let status = frontier::agent::run(&config, &mut model, &mut out).unwrap();
+    (status, transcript_records(&String::from_utf8(out).unwrap()))
+}
+
+fn results(transcript: &[Value]) -> Vec<(String, bool, String)> {
+    transcript
+        .iter()
+        .filter(|r| r["type"] == "tool_result")
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_owned(),
+                r["ok"].as_bool().unwrap(),
+                r["output"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn context_update_and_artifact_get_round_trip() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let ops = r#"[{"op":"payload_offload","ids":["tool_004"],"description":"a.txt, offloaded","content":"a.txt: 36 numbered lines","retrieval_hint":"artifact_get it"}]"#;
+    let turns = vec![
+        calls(call("c1", "read_file", &[("path", "a.txt")])),
+        calls(call(
+            "c2",
+            "context_update",
+            &[("reason", "a.txt is read"), ("operations", ops)],
+        )),
+        calls(call(
+            "c3",
+            "artifact_get",
+            &[("uri", "artifact://tool_004@v1"), ("max_chars", "40")],
+        )),
+        calls(call(
+            "c4",
+            "artifact_get",
+            &[("uri", "artifact://tool_004@v1")],
+        )),
+        calls(call("c5", "artifact_get", &[("uri", "artifact://nope@v1")])),
+        done(),
+    ];
+    let (status, transcript) = run_replay(turns, root.path(), Settings::new(runs.path()));
+    assert_eq!(status, EndStatus::Done);
+    let got = results(&transcript);
+    let update: Value = serde_json::from_str(&got[1].2).unwrap();
+    assert!(got[1].1);
+    assert_eq!(update["ok"], true);
+    assert_eq!(update["applied"], 1);
+    assert!(update["freed_tokens"].as_u64().unwrap() > 0);
+    let a = std::fs::read_to_string(root.path().join("a.txt")).unwrap();
+    assert_eq!(
+        got[2].2,
+        format!(
+            "{}\n…[truncated, full payload is {} chars]",
+            &a[..40],
+            a.len()
+        )
+    );
+    assert_eq!(got[3], ("c4".into(), true, a));
+    assert_eq!(
+        got[4],
+        (
+            "c5".into(),
+            false,
+            "error: no artifact at \"artifact://nope@v1\"".into()
+        )
+    );
+    // The agent's patch is journaled with its actor.
+    let records = journal(runs.path());
+    let patch = records.iter().find(|r| r["type"] == "patch").unwrap();
+    assert_eq!(patch["actor"], "agent");
+    assert_eq!(patch["reason"], "a.txt is read");
+}
+
+#[test]
+fn a_malformed_context_update_is_an_error_result_and_the_run_goes_on() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let turns = vec![
+        calls(call(
+            "c1",
+            "context_update",
+            &[("reason", "x"), ("operations", "[{\"op\":")],
+        )),
+        calls(call(
+            "c2",
+            "context_update",
+            &[
+                ("reason", "x"),
+                ("operations", r#"[{"op":"shred","ids":["user_002"]}]"#),
+            ],
+        )),
+        calls(call(
+            "c3",
+            "context_update",
+            &[("reason", "x"), ("operations", r#"{"op":"compact"}"#)],
+        )),
+        calls(call(
+            "c4",
+            "context_update",
+            &[
+                ("reason", "x"),
+                (
+                    "operations",
+                    r#"[{"op":"set_visibility","ids":["nope_999"],"visibility":"archived"}]"#,
+                ),
+            ],
+        )),
+        calls(call("c5", "context_update", &[("operations", "[]")])),
+        calls(call(
+            "c6",
+            "artifact_get",
+            &[("uri", "artifact://x"), ("max_chars", "0")],
+        )),
+        done(),
+    ];
+    let (status, transcript) = run_replay(turns, root.path(), Settings::new(runs.path()));
+    assert_eq!(status, EndStatus::Done, "{transcript:?}");
+    let got = results(&transcript);
+    assert!(
+        got[0]
+            .2
+            .starts_with("error: operations is not JSON (line 1, column 7)"),
+        "{}",
+        got[0].2
+    );
+    assert_eq!(got[1].2, "error: unknown op \"shred\"");
+    assert_eq!(got[2].2, "error: \"operations\" must be an array");
+    let rejected: Value = serde_json::from_str(&got[3].2).unwrap();
+    assert_eq!(rejected["ok"], false);
+    assert_eq!(rejected["rejections"][0]["rule"], "unknown_id");
+    assert!(got.iter().all(|(_, ok, _)| !ok));
+    let refused: Vec<&str> = transcript
+        .iter()
+        .filter(|r| r["type"] == "refused")
+        .map(|r| r["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    assert!(refused[0].starts_with("missing_argument"));
+    assert!(refused[1].starts_with("invalid_argument: max_chars \"0\""));
+    // Only the well-formed update reached the journal (rejected, with its rule).
+    let patches: Vec<Value> = journal(runs.path())
+        .into_iter()
+        .filter(|r| r["type"] == "patch")
+        .collect();
+    assert_eq!(patches.len(), 1);
+    assert_eq!(patches[0]["result"]["rejections"][0]["rule"], "unknown_id");
+}
+
+#[test]
+fn context_tools_without_governance_are_refused() {
+    let root = workspace();
+    let mut config = Config::new(Workspace::new(root.path()).unwrap());
+    config.ctl_mode = CtlMode::Extended;
+    let mut model = Replay::new(
+        "plain",
+        vec![
+            calls(call("c1", "artifact_get", &[("uri", "artifact://x@v1")])),
+            done(),
+        ],
+        3,
+    );
+    let mut out = Vec::new();
+    let status = frontier::agent::run(&config, &mut model, &mut out).unwrap();
+    assert_eq!(status, EndStatus::Done);
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("unknown_tool: artifact_get needs context governance"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_context_overflow_compacts_once_through_the_engine() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let turns = vec![
+        calls(call("c1", "read_file", &[("path", "a.txt")])),
+        calls(call("c2", "read_file", &[("path", "b.txt")])),
+        Turn::ContextOverflow,
+        answer(SUMMARY),
+        Turn::ContextOverflow,
+        done(),
+    ];
+    let (status, transcript) = run_replay(turns, root.path(), Settings::new(runs.path()));
+    assert_eq!(status, EndStatus::RecoveryExhausted);
+    let transitions: Vec<&str> = transcript
+        .iter()
+        .filter(|r| r["type"] == "transition")
+        .map(|r| r["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(transitions, ["next_turn", "next_turn", "compact_retry"]);
+    let patches = runtime_patches(&journal(runs.path()));
+    assert_eq!(patches, [("context_overflow".to_owned(), true)]);
+    let records = journal(runs.path());
+    let compact = records.iter().find(|r| r["type"] == "patch").unwrap();
+    assert_eq!(compact["operations"][0]["op"], "compact");
+    let ids = compact["operations"][0]["ids"].as_array().unwrap();
+    // The head (system prompt, the question) and the tail (the last chain) are not in it.
+    assert_eq!(ids, &[json!("assistant_003"), json!("tool_004")]);
+}
+
+/// The runtime reminders the journal ingested: their text from the content store.
+fn reminders(run_dir: &Path) -> Vec<String> {
+    journal(run_dir)
+        .iter()
+        .filter(|r| r["type"] == "ingest" && r["origin"] == "runtime")
+        .map(|r| {
+            let key = r["content_key"].as_str().unwrap();
+            std::fs::read_to_string(run_dir.join("content").join(format!("{key}.txt"))).unwrap()
+        })
+        .collect()
+}
+
+/// Settings with every rung of the seed's ladder out of the way, for CPAT's own ladder.
+fn budget_only(run_dir: &Path, window: u64) -> Settings {
+    let mut s = Settings::new(run_dir);
+    s.budget.max_tokens = window;
+    s.ladder.spill_tokens = 1_000_000;
+    s.ladder.cache_ttl = std::time::Duration::from_secs(3600);
+    s.ladder.collapse_ratio = 1.0;
+    s.ladder.compact_ratio = 1.0;
+    s.durability = Durability::Flush;
+    s
+}
+
+#[test]
+fn critical_pressure_offloads_the_largest_result_then_reports() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let turns = vec![
+        calls(call("c1", "read_file", &[("path", "big.txt")])),
+        done(),
+    ];
+    let (status, transcript) = run_replay(turns, root.path(), budget_only(runs.path(), 3000));
+    assert_eq!(status, EndStatus::Done, "{transcript:?}");
+    let records = journal(runs.path());
+    let fallback: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["type"] == "patch" && r["actor"] == "runtime")
+        .collect();
+    assert_eq!(fallback.len(), 1);
+    assert_eq!(fallback[0]["reason"], "critical budget pressure");
+    assert_eq!(fallback[0]["operations"][0]["ids"], json!(["tool_004"]));
+    // One report, after the fallback: CPAT says soft when the fallback brought it down.
+    let reports = reminders(runs.path());
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let json_text = reports[0]
+        .strip_prefix("<budget_report>\n")
+        .and_then(|r| r.strip_suffix("\n</budget_report>"))
+        .unwrap();
+    let report: Value = serde_json::from_str(json_text).unwrap();
+    assert_eq!(report["pressure"], "soft");
+    assert_eq!(report["max_tokens"], 3000);
+    assert_eq!(report["required_preserve"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn must_act_is_reported_once_per_level_and_never_becomes_the_question() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let turns = vec![
+        calls(call("c1", "read_file", &[("path", "a.txt")])),
+        calls(call("c2", "list_dir", &[("path", ".")])),
+        calls(call("c3", "list_dir", &[("path", ".")])),
+        done(),
+    ];
+    let window = 2900;
+    let (status, transcript) = run_replay(turns, root.path(), budget_only(runs.path(), window));
+    assert_eq!(status, EndStatus::Done, "{transcript:?}");
+    let levels: Vec<&str> = transcript
+        .iter()
+        .filter(|r| r["step"] == "budget_report")
+        .map(|r| r["pressure"].as_str().unwrap())
+        .collect();
+    assert_eq!(levels, ["must_act"]);
+    let reports = reminders(runs.path());
+    assert_eq!(reports.len(), 1);
+    assert!(reports[0].contains("\"pressure\": \"must_act\""));
+    assert!(reports[0].ends_with("or say no_context_update_needed."));
+    // The reminder is the runtime's: the current question is still the task.
+    let replayed = frontier::context::replay::replay(runs.path(), Arc::new(CpatEstimator)).unwrap();
+    let store = replayed.engine.store();
+    let question = store.block(store.current_question().unwrap());
+    assert_eq!(question.id, "user_002");
+}
+
+#[test]
+fn run_counts_tokens_with_the_models_vocabulary() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let run_dir = runs.path().join("run");
+    let replay = runs.path().join("turns.jsonl");
+    let mut text = String::from("{\"ctl_mode\":\"extended\"}\n");
+    text.push_str(&frontier::agent::replay::to_jsonl(&[
+        calls(call("c1", "read_file", &[("path", "a.txt")])),
+        done(),
+    ]));
+    std::fs::write(&replay, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(["run", "--task", TASK, "--vocab", "tiktoken:cl100k_base"])
+        .arg("--model")
+        .arg(format!("replay:{}", replay.display()))
+        .arg("--root")
+        .arg(root.path())
+        .arg("--run-dir")
+        .arg(&run_dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["token_counter"], "vocab:tiktoken:cl100k_base");
+    let vocab = tiktoken::builtin(Builtin::Cl100kBase).unwrap();
+    let a = std::fs::read_to_string(root.path().join("a.txt")).unwrap();
+    let records = journal(&run_dir);
+    let result = records
+        .iter()
+        .find(|r| r["type"] == "ingest" && r["kind"] == "tool_result")
+        .unwrap();
+    assert_eq!(result["token_count"], vocab.encode(&a).unwrap().len());
+    assert_ne!(
+        result["token_count"],
+        frontier::context::tokens::estimate_tokens(&a)
+    );
+}
+
+#[test]
+fn run_refuses_a_run_directory_that_holds_a_run_and_bad_ratios() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let replay = runs.path().join("turns.jsonl");
+    std::fs::write(&replay, frontier::agent::replay::to_jsonl(&[done()])).unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_frontier"))
+            .args(["run", "--task", TASK])
+            .arg("--model")
+            .arg(format!("replay:{}", replay.display()))
+            .arg("--root")
+            .arg(root.path())
+            .arg("--run-dir")
+            .arg(runs.path().join("run"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run(&[]).status.code(), Some(0));
+    let again = run(&[]);
+    assert_eq!(again.status.code(), Some(1));
+    let transcript = String::from_utf8(again.stdout).unwrap();
+    assert!(
+        transcript.contains("\"type\":\"context_error\""),
+        "{transcript}"
+    );
+    assert!(transcript.contains("already holds a run"), "{transcript}");
+    let bad = run(&["--soft-ratio", "0.9", "--must-act-ratio", "0.8"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("must not decrease"));
+    let bad = run(&["--compact-ratio", "1.5"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn an_overflow_clears_stale_results_first_and_a_summary_that_does_not_shrink_is_not_committed() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let mut settings = Settings::new(runs.path());
+    settings.ladder.keep_recent = 1;
+    settings.ladder.cache_ttl = std::time::Duration::from_secs(3600);
+    let long = format!("<summary>{}</summary>", lines("summary", 200));
+    let turns = vec![
+        calls(call("c1", "read_file", &[("path", "a.txt")])),
+        calls(call("c2", "read_file", &[("path", "b.txt")])),
+        Turn::ContextOverflow,
+        answer(&long),
+        done(),
+    ];
+    let (status, transcript) = run_replay(turns, root.path(), settings);
+    assert_eq!(status, EndStatus::Done, "{transcript:?}");
+    // The warm cache kept the ladder from clearing; the overflow cleared a.txt's result.
+    let records = journal(runs.path());
+    assert_eq!(
+        runtime_patches(&records),
+        [("clear_stale".to_owned(), true)]
+    );
+    let cleared = records.iter().find(|r| r["type"] == "patch").unwrap();
+    assert_eq!(cleared["operations"][0]["ids"], json!(["tool_004"]));
+    let skipped: Vec<&Value> = transcript
+        .iter()
+        .filter(|r| r["step"] == "context_overflow")
+        .collect();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0]["ok"], false);
+    assert_eq!(
+        skipped[0]["skipped"],
+        "the summary is no smaller than what it replaces"
+    );
+}
+
+#[test]
+fn the_run_directory_inside_the_root_is_out_of_the_tools_reach() {
+    let root = workspace();
+    let replay = root.path().join("turns.jsonl");
+    let mut text = String::from("{\"ctl_mode\":\"extended\"}\n");
+    text.push_str(&frontier::agent::replay::to_jsonl(&[
+        calls(call("c1", "read_file", &[("path", "run/journal.jsonl")])),
+        calls(call(
+            "c2",
+            "write_file",
+            &[("path", "run/content/x.txt"), ("content", "x")],
+        )),
+        done(),
+    ]));
+    std::fs::write(&replay, text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(["run", "--task", TASK])
+        .arg("--model")
+        .arg(format!("replay:{}", replay.display()))
+        .arg("--root")
+        .arg(root.path())
+        .arg("--run-dir")
+        .arg(root.path().join("run"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let transcript = transcript_records(&String::from_utf8(out.stdout).unwrap());
+    let refused: Vec<&str> = transcript
+        .iter()
+        .filter(|r| r["type"] == "refused")
+        .map(|r| r["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(refused.len(), 2, "{transcript:?}");
+    assert!(
+        refused.iter().all(|r| r.starts_with("protected_path")),
+        "{refused:?}"
+    );
+    assert!(!root.path().join("run/content/x.txt").exists());
+}
