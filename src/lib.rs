@@ -12,14 +12,17 @@
 //! [`language`], [`recognizer`], [`mask`], [`event`], [`harness`]). This crate adds what sits
 //! above them: [`apply`] applies the patches the parsers confirm to a workspace, unit by unit
 //! as they are confirmed and all or nothing at the end; [`agent`] is the loop that executes
-//! only confirmed tool calls; [`json_baseline`] is the JSON-buffer framing CTL is measured
-//! against, and [`truncation`] the experiment that compares them cut off at every byte.
+//! only confirmed tool calls; [`streams`] reads the providers' wire formats (OpenAI Chat,
+//! OpenAI Responses, Anthropic Messages) and confirms their tool calls one by one;
+//! [`json_baseline`] is the JSON-buffer framing CTL is measured against, and [`truncation`] the
+//! experiment that compares them cut off at every byte.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod agent;
 pub mod apply;
 pub mod json_baseline;
+pub mod streams;
 pub mod truncation;
 
 pub use frontier_core::{

@@ -10,7 +10,7 @@
 //! |---|---|
 //! | [`model`] | the one interface both model sources implement |
 //! | [`replay`] | recorded turns (`--model replay:FILE`) |
-//! | [`openai`], [`sse`], [`http`] | streaming chat completions over server-sent events (`--model openai`) |
+//! | [`openai`], [`sse`] (shared with [`crate::streams`]), [`http`] | streaming chat completions over server-sent events (`--model openai`) |
 //! | [`runner`] | the loop, the streamed concurrency partitioning |
 //! | [`recovery`] | the recovery state machine: named transitions, one lock or counter per path |
 //! | [`policy`] | judging a call: toolsets by trust boundary, schemas, paths, the guard |
@@ -57,7 +57,7 @@ pub mod recovery;
 pub mod replay;
 pub mod runner;
 pub mod shell;
-pub mod sse;
+pub use crate::streams::sse;
 pub mod tools;
 pub mod transcript;
 

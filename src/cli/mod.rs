@@ -16,6 +16,7 @@ mod input;
 mod lang;
 mod mask;
 mod run;
+mod stream;
 mod trace;
 mod truncate;
 
@@ -55,6 +56,8 @@ enum Command {
     Apply(apply::Args),
     /// Print the token mask before every step of a token sequence, with its time.
     Mask(mask::Args),
+    /// Read a recorded provider stream (OpenAI Chat, Responses, Anthropic): its confirmed calls.
+    Stream(stream::Args),
 }
 
 /// Runs the CLI and returns the exit status.
@@ -76,6 +79,7 @@ pub fn main() -> i32 {
         Command::Truncate(args) => truncate::run(args),
         Command::Apply(args) => apply::run(args),
         Command::Mask(args) => mask::run(args),
+        Command::Stream(args) => stream::run(args),
     };
     match result {
         Ok(code) => code,

@@ -21,6 +21,11 @@ pub struct Args {
     /// Also write a chart of calls executed correctly and wrongly per cut position.
     #[arg(long)]
     svg: Option<PathBuf>,
+    /// Run the experiment in the providers' wire formats instead (OpenAI Chat tool-call
+    /// deltas, Anthropic input_json_delta): frontier's reader against accumulate-and-parse,
+    /// healing and a server that relabels the limit.
+    #[arg(long, conflicts_with = "svg")]
+    providers: bool,
 }
 
 fn default_corpus() -> PathBuf {
@@ -73,6 +78,9 @@ fn table(report: &Report) -> String {
 pub fn run(args: Args) -> Result<i32, String> {
     let dir = args.corpus.unwrap_or_else(default_corpus);
     let corpus = framing::load_dir(&dir)?;
+    if args.providers {
+        return providers(&corpus, args.json);
+    }
     let show_progress = std::io::stderr().is_terminal();
     let report = truncation::run(&corpus, |done, total| {
         if show_progress {
@@ -104,5 +112,47 @@ pub fn run(args: Args) -> Result<i32, String> {
     } else {
         write!(std::io::stdout(), "{}", table(&report)).map_err(|e| e.to_string())?;
     }
+    Ok(0)
+}
+
+/// `--providers`: one object (`--json`) or a table per format.
+fn providers(corpus: &[framing::Framed], json: bool) -> Result<i32, String> {
+    let results = truncation::provider::run(corpus);
+    let calls: usize = corpus.iter().map(|f| f.calls.len()).sum();
+    let out = if json {
+        let formats: serde_json::Map<String, serde_json::Value> = results
+            .iter()
+            .map(|r| {
+                let tallies = r
+                    .tallies
+                    .iter()
+                    .map(|(name, tally)| (name.to_string(), serde_json::json!(tally)))
+                    .collect();
+                (r.format.to_owned(), serde_json::Value::Object(tallies))
+            })
+            .collect();
+        let value =
+            serde_json::json!({"streams": corpus.len(), "calls": calls, "providers": formats});
+        format!("{value}\n")
+    } else {
+        let mut out = format!(
+            "{} streams, {calls} calls, the model's output cut at every byte, streamed in each wire format\n",
+            corpus.len()
+        );
+        for r in &results {
+            out.push_str(&format!(
+                "\n{}\n{:<20} {:>10} {:>12} {:>15} {:>8}\n",
+                r.format, "runtime", "cut points", "executed ok", "executed wrong", "lost"
+            ));
+            for (name, t) in &r.tallies {
+                out.push_str(&format!(
+                    "{name:<20} {:>10} {:>12} {:>15} {:>8}\n",
+                    t.cut_points, t.executed_ok, t.executed_wrong, t.lost
+                ));
+            }
+        }
+        out
+    };
+    write!(std::io::stdout(), "{out}").map_err(|e| e.to_string())?;
     Ok(0)
 }

@@ -19,6 +19,7 @@
 
 pub mod framing;
 pub mod heal;
+pub mod provider;
 pub mod runtimes;
 pub mod svg;
 

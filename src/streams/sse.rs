@@ -3,8 +3,9 @@
 //!
 //! Bytes go in as they arrive, in chunks of any size; each dispatched event comes out to a
 //! callback. The reader knows nothing of what the events mean, so the same framing serves
-//! every streamed API (chat completions today; Anthropic messages and OpenAI Responses, whose
-//! events carry an `event:` name, later).
+//! every streamed API: the agent loop's chat completions, and the three provider formats of
+//! [`crate::streams`] (OpenAI Chat, OpenAI Responses and Anthropic Messages, the last two naming
+//! their events with `event:`, before or after the `data:` line).
 //!
 //! What it implements of the format:
 //!
@@ -16,7 +17,10 @@
 //!   colon is a field with an empty value; `data` lines accumulate, joined by LF; `event`
 //!   names the event (empty means `message`); `id` sets the last event id, which persists
 //!   across events (an `id` holding a NUL is ignored); `retry` with only digits sets the
-//!   reconnection time; other fields are ignored;
+//!   reconnection time; other fields are ignored, unless the reader is
+//!   [`strict`](SseReader::strict): then a line that is not a comment, not blank and not one of
+//!   the four fields is a `not_sse` error at its offset (a JSON error body, an HTML page), also
+//!   when it is the unfinished last line of the stream ([`SseReader::finish`]);
 //! - a blank line dispatches the event when it has data (an event with no `data` line is
 //!   dropped) and resets the data and the name; an event the stream ends in the middle of is
 //!   never dispatched ([`SseReader::pending`] says one was cut).
@@ -46,6 +50,8 @@ pub struct Event<'a> {
     pub data: &'a [u8],
     /// The last event id seen so far in the stream (empty if none).
     pub id: &'a [u8],
+    /// The stream offset of the event's first field line.
+    pub offset: u64,
 }
 
 impl Event<'_> {
@@ -66,14 +72,17 @@ pub enum SseErrorKind {
     LineTooLong,
     /// An event whose joined `data` is longer than the bound.
     DataTooLong,
+    /// A strict reader met a line that is not part of the format.
+    NotSse,
 }
 
 impl SseErrorKind {
-    /// A stable name: `line_too_long`, `data_too_long`.
+    /// A stable name: `line_too_long`, `data_too_long`, `not_sse`.
     pub fn name(self) -> &'static str {
         match self {
             SseErrorKind::LineTooLong => "line_too_long",
             SseErrorKind::DataTooLong => "data_too_long",
+            SseErrorKind::NotSse => "not_sse",
         }
     }
 }
@@ -89,18 +98,30 @@ pub struct SseError {
     pub max: usize,
 }
 
+impl SseError {
+    /// What went wrong, without the kind's name and the offset.
+    pub fn message(&self) -> String {
+        match self.kind {
+            SseErrorKind::LineTooLong => format!("a line longer than {} bytes", self.max),
+            SseErrorKind::DataTooLong => {
+                format!("the data of an event longer than {} bytes", self.max)
+            }
+            SseErrorKind::NotSse => {
+                "a line that is not an event-stream field (data, event, id, retry) or comment"
+                    .to_owned()
+            }
+        }
+    }
+}
+
 impl fmt::Display for SseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let what = match self.kind {
-            SseErrorKind::LineTooLong => "a line",
-            SseErrorKind::DataTooLong => "the data of an event",
-        };
         write!(
             f,
-            "{}: event-stream line at byte {}: {what} longer than {} bytes",
+            "{}: event-stream line at byte {}: {}",
             self.kind.name(),
             self.offset,
-            self.max
+            self.message()
         )
     }
 }
@@ -124,6 +145,9 @@ pub struct SseReader {
     name: Vec<u8>,
     id: Vec<u8>,
     retry: Option<u64>,
+    /// Where the event being read began (its first field line).
+    event_start: Option<u64>,
+    strict: bool,
     failed: Option<SseError>,
 }
 
@@ -147,8 +171,30 @@ impl SseReader {
             name: Vec::new(),
             id: Vec::new(),
             retry: None,
+            event_start: None,
+            strict: false,
             failed: None,
         }
+    }
+
+    /// The same reader, refusing lines that are not part of the format (see the module
+    /// documentation) instead of ignoring them.
+    pub fn strict(mut self) -> SseReader {
+        self.strict = true;
+        self
+    }
+
+    /// Ends the stream. A strict reader fails when the unfinished last line cannot be the
+    /// start of a field or a comment; any reader returns its error if it failed.
+    /// [`SseReader::pending`] still says whether an event was cut.
+    pub fn finish(&mut self) -> Result<(), SseError> {
+        if let Some(error) = self.failed {
+            return Err(error);
+        }
+        if self.strict && !self.partial.is_empty() && !may_begin_field(&self.partial) {
+            return Err(self.fail(SseErrorKind::NotSse));
+        }
+        Ok(())
     }
 
     /// Reads `bytes`, calling `on_event` for every event they complete. `on_event` returning
@@ -253,6 +299,7 @@ impl SseReader {
                     name: &self.name,
                     data: &self.data,
                     id: &self.id,
+                    offset: self.event_start.unwrap_or(self.line_start),
                 })
             } else {
                 ControlFlow::Continue(())
@@ -260,11 +307,13 @@ impl SseReader {
             self.data.clear();
             self.has_data = false;
             self.name.clear();
+            self.event_start = None;
             return Ok(flow);
         }
         if line[0] == b':' {
             return Ok(ControlFlow::Continue(()));
         }
+        self.event_start.get_or_insert(self.line_start);
         let (field, value) = match memchr::memchr(b':', line) {
             Some(colon) => {
                 let value = &line[colon + 1..];
@@ -297,10 +346,32 @@ impl SseReader {
                     self.retry = Some(ms);
                 }
             }
+            b"id" | b"retry" => {}
+            _ if self.strict => return Err(self.fail(SseErrorKind::NotSse)),
             _ => {}
         }
         Ok(ControlFlow::Continue(()))
     }
+}
+
+/// Whether an unfinished line could still become a field line or a comment: a prefix of a
+/// field name, or a field name and its colon.
+fn may_begin_field(partial: &[u8]) -> bool {
+    let field = match memchr::memchr(b':', partial) {
+        Some(0) => return true,
+        Some(colon) => &partial[..colon],
+        None => partial,
+    };
+    let complete = memchr::memchr(b':', partial).is_some();
+    [&b"data"[..], b"event", b"id", b"retry"]
+        .iter()
+        .any(|name| {
+            if complete {
+                *name == field
+            } else {
+                name.starts_with(field)
+            }
+        })
 }
 
 #[cfg(test)]
@@ -461,6 +532,40 @@ mod tests {
             reader.push(b"\n\n", &mut |_| ControlFlow::Continue(())),
             Err(error_at(0, 4))
         );
+    }
+
+    #[test]
+    fn a_strict_reader_refuses_what_is_not_the_format_and_offsets_name_the_event() {
+        let read_strict = |stream: &[u8]| {
+            let mut reader = SseReader::default().strict();
+            let mut offsets = Vec::new();
+            let pushed = reader.push(stream, &mut |e| {
+                offsets.push(e.offset);
+                ControlFlow::Continue(())
+            });
+            (offsets, pushed.err().or(reader.finish().err()))
+        };
+        // `event:` after `data:`, a comment first: the event begins at its first field line.
+        let (offsets, error) = read_strict(b": hi\ndata: 1\nevent: x\n\n\nevent: y\ndata: 2\n\n");
+        assert_eq!((offsets, error), (vec![5, 24], None));
+        let (offsets, error) = read_strict(b"data: 1\n\n{\"error\":{}}\n\n");
+        assert_eq!(offsets, [0]);
+        let error = error.expect("not the format");
+        assert_eq!((error.kind, error.offset), (SseErrorKind::NotSse, 9));
+        // The unfinished last line: a prefix of a field name may still become one.
+        assert_eq!(read_strict(b"dat").1, None);
+        assert_eq!(read_strict(b"data: {\"cut").1, None);
+        assert_eq!(
+            read_strict(b"<html>").1.map(|e| e.kind),
+            Some(SseErrorKind::NotSse)
+        );
+        assert_eq!(read_strict(b"{\"a\":1}").1.map(|e| e.offset), Some(0));
+        // The lax reader (the agent loop's) ignores such lines.
+        let mut lax = SseReader::default();
+        assert!(lax
+            .push(b"junk\n\n", &mut |_| ControlFlow::Continue(()))
+            .is_ok());
+        assert_eq!(lax.finish(), Ok(()));
     }
 
     fn error_at(offset: u64, max: usize) -> SseError {

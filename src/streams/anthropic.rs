@@ -1,0 +1,395 @@
+//! Anthropic Messages: `message_start`, content blocks keyed by `index`, `message_delta`,
+//! `message_stop`, `ping` anywhere.
+//!
+//! - `content_block_start` opens a block: `tool_use` and `server_tool_use` blocks are calls,
+//!   `text` and `thinking` blocks carry their first text; other block types (tool results,
+//!   redacted thinking) are skipped and counted, and so are their deltas.
+//! - `content_block_delta`: `input_json_delta` appends `partial_json` to the call;
+//!   `text_delta` is text, `thinking_delta` reasoning; `signature_delta` and
+//!   `citations_delta` are known and ignored; other delta types are skipped and counted.
+//!   A delta for an index with no open block (never started, or already stopped) is an
+//!   `unknown_call` error.
+//! - `content_block_stop` finishes the block: a call is confirmed when its joined input parses
+//!   as a JSON object (`""`, a tool with no input, reads as `{}`); a call whose start already
+//!   held a non-empty `input` and got no deltas has that input. A block stopped with no input
+//!   at all is held for one event: the API also stops the block an output limit cut right
+//!   after its start, so it is confirmed by the next event unless that is the `message_delta`
+//!   saying `max_tokens` (then it is incomplete). Only an empty input is ambiguous: a
+//!   non-empty prefix of a JSON object never parses as one.
+//! - `message_delta` gives the `stop_reason` (`max_tokens` is a truncation); `message_stop` is
+//!   the terminal event; `error` is the server's error.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::call::{CallKind, Pending};
+use super::turn::{Event, Turn};
+use super::{error_message, parse, StreamError, StreamErrorKind};
+
+#[derive(Deserialize)]
+struct MessageEvent<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    index: Option<u64>,
+    #[serde(borrow)]
+    content_block: Option<Block<'a>>,
+    #[serde(borrow)]
+    delta: Option<Delta<'a>>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    input: Option<Value>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
+/// What an open block is.
+#[derive(Debug)]
+enum Open {
+    Call {
+        call: Pending,
+        /// A non-empty `input` given at the start.
+        initial: Option<String>,
+    },
+    Text,
+    Other,
+}
+
+/// The Anthropic assembler. See the module documentation.
+#[derive(Debug, Default)]
+pub struct Anthropic {
+    open: Vec<(u64, Open)>,
+    /// A tool block stopped with no input, waiting for the next event.
+    held: Option<Pending>,
+}
+
+impl Anthropic {
+    /// One event: its SSE name (empty for none) and its data; the JSON `type` decides.
+    pub fn on_event(
+        &mut self,
+        name: &[u8],
+        data: &[u8],
+        turn: &mut Turn,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), StreamError> {
+        if turn.terminated {
+            return Err(turn.error(StreamErrorKind::AfterEnd, "an event after message_stop"));
+        }
+        let event: MessageEvent<'_> = parse(data, turn)?;
+        let kind = match &event.kind {
+            Some(kind) => kind.clone(),
+            None => Cow::Owned(String::from_utf8_lossy(name).into_owned()),
+        };
+        if kind != "ping" {
+            if let Some(call) = self.held.take() {
+                let cut = kind == "message_delta"
+                    && event
+                        .delta
+                        .as_ref()
+                        .and_then(|d| d.stop_reason.as_deref())
+                        .is_some_and(|r| r == "max_tokens");
+                if cut {
+                    turn.incomplete(call)?;
+                } else {
+                    turn.confirm(call, on_event)?;
+                }
+            }
+        }
+        match kind.as_ref() {
+            "message_start" | "ping" => Ok(()),
+            "content_block_start" => self.start(event, turn, on_event),
+            "content_block_delta" => self.delta(event, turn, on_event),
+            "content_block_stop" => {
+                let at = self.find(event.index, turn)?;
+                match self.open.remove(at).1 {
+                    Open::Call { mut call, initial } => {
+                        if let (Some(initial), false) = (initial, call.streamed) {
+                            let limits = turn.limits;
+                            call.complete_with(&initial, &limits, &mut |_| {})
+                                .map_err(|kind| turn.error(kind, "a tool input over the bound"))?;
+                        }
+                        if call.text.is_empty() {
+                            self.held = Some(call);
+                            return Ok(());
+                        }
+                        turn.confirm(call, on_event)
+                    }
+                    Open::Text | Open::Other => Ok(()),
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = event.delta.and_then(|d| d.stop_reason) {
+                    turn.summary.truncated = reason == "max_tokens";
+                    turn.summary.finish_reason = Some(reason.into_owned());
+                }
+                Ok(())
+            }
+            "message_stop" => {
+                turn.terminated = true;
+                Ok(())
+            }
+            "error" => {
+                let message = event
+                    .error
+                    .as_ref()
+                    .map_or_else(|| super::shown(data), error_message);
+                Err(turn.error(StreamErrorKind::ProviderError, message))
+            }
+            "" => Err(turn.error(StreamErrorKind::BadEvent, "an event without a type")),
+            _ => {
+                turn.skip();
+                Ok(())
+            }
+        }
+    }
+
+    fn start(
+        &mut self,
+        event: MessageEvent<'_>,
+        turn: &mut Turn,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), StreamError> {
+        let (Some(index), Some(block)) = (event.index, event.content_block) else {
+            return Err(turn.error(
+                StreamErrorKind::BadEvent,
+                "a content_block_start without its index or block",
+            ));
+        };
+        if self.open.iter().any(|(i, _)| *i == index) {
+            return Err(turn.error(
+                StreamErrorKind::BadEvent,
+                format!("block {index} started twice"),
+            ));
+        }
+        if self.open.len() >= turn.limits.max_open_calls {
+            return Err(turn.error(
+                StreamErrorKind::TooManyCalls,
+                format!(
+                    "more than {} blocks open at once",
+                    turn.limits.max_open_calls
+                ),
+            ));
+        }
+        let open = match block.kind.as_ref() {
+            "tool_use" | "server_tool_use" => {
+                let kind = if block.kind == "tool_use" {
+                    CallKind::ToolUse
+                } else {
+                    CallKind::ServerToolUse
+                };
+                let initial = match &block.input {
+                    None | Some(Value::Null) => None,
+                    Some(Value::Object(o)) if o.is_empty() => None,
+                    Some(input) => Some(input.to_string()),
+                };
+                let call = Pending::new(
+                    block.id.as_deref().unwrap_or(""),
+                    block.name.as_deref().unwrap_or(""),
+                    kind,
+                );
+                Open::Call { call, initial }
+            }
+            "text" => {
+                turn.text(block.text.as_deref().unwrap_or(""), on_event)?;
+                Open::Text
+            }
+            "thinking" => {
+                turn.reasoning(block.thinking.as_deref().unwrap_or(""), on_event)?;
+                Open::Text
+            }
+            _ => {
+                turn.skip();
+                Open::Other
+            }
+        };
+        self.open.push((index, open));
+        Ok(())
+    }
+
+    fn delta(
+        &mut self,
+        event: MessageEvent<'_>,
+        turn: &mut Turn,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), StreamError> {
+        let at = self.find(event.index, turn)?;
+        let Some(delta) = event.delta else {
+            return Err(turn.error(
+                StreamErrorKind::BadEvent,
+                "a content_block_delta without its delta",
+            ));
+        };
+        match (delta.kind.as_deref().unwrap_or(""), &mut self.open[at].1) {
+            (_, Open::Other) => {
+                turn.skip();
+                Ok(())
+            }
+            ("input_json_delta", Open::Call { call, .. }) => {
+                let json = field(delta.partial_json, "partial_json", turn)?;
+                let limits = turn.limits;
+                call.append(&json, &limits, &mut |_| {}).map_err(|kind| {
+                    turn.error(
+                        kind,
+                        format!(
+                            "the input of block {} is longer than {} bytes",
+                            event.index.unwrap_or(0),
+                            limits.max_call_bytes
+                        ),
+                    )
+                })
+            }
+            ("text_delta", Open::Text) => turn.text(&field(delta.text, "text", turn)?, on_event),
+            ("thinking_delta", Open::Text) => {
+                turn.reasoning(&field(delta.thinking, "thinking", turn)?, on_event)
+            }
+            ("signature_delta" | "citations_delta", _) => Ok(()),
+            (kind @ ("input_json_delta" | "text_delta" | "thinking_delta"), _) => Err(turn.error(
+                StreamErrorKind::BadEvent,
+                format!(
+                    "a {kind} for block {} of another type",
+                    event.index.unwrap_or(0)
+                ),
+            )),
+            _ => {
+                turn.skip();
+                Ok(())
+            }
+        }
+    }
+
+    fn find(&self, index: Option<u64>, turn: &Turn) -> Result<usize, StreamError> {
+        let Some(index) = index else {
+            return Err(turn.error(StreamErrorKind::BadEvent, "a block event without its index"));
+        };
+        self.open.iter().position(|(i, _)| *i == index).ok_or_else(|| {
+            turn.error(
+                StreamErrorKind::UnknownCall,
+                format!("an event for block {index}, which is not open (never started or already stopped)"),
+            )
+        })
+    }
+
+    /// The end of the stream: open calls are incomplete.
+    pub fn finish(&mut self, turn: &mut Turn) -> Result<(), StreamError> {
+        if let Some(call) = self.held.take() {
+            turn.incomplete(call)?;
+        }
+        for (_, open) in self.open.drain(..) {
+            if let Open::Call { call, .. } = open {
+                turn.incomplete(call)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A delta's field that its type requires.
+fn field<'a>(
+    value: Option<Cow<'a, str>>,
+    name: &str,
+    turn: &Turn,
+) -> Result<Cow<'a, str>, StreamError> {
+    value.ok_or_else(|| {
+        turn.error(
+            StreamErrorKind::BadEvent,
+            format!("a delta without its {name}"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{read, shown, triples};
+    use super::super::{Api, StreamErrorKind};
+
+    const START: &str = r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"f","input":{}}}"#;
+    const STOP: &str = r#"{"type":"content_block_stop","index":0}"#;
+
+    #[test]
+    fn a_block_is_confirmed_at_its_stop_with_its_joined_input() {
+        let delta = |json: &str| {
+            format!(
+                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"input_json_delta","partial_json":{json:?}}}}}"#
+            )
+        };
+        let (calls, _) = read(
+            Api::AnthropicMessages,
+            &[START, &delta("{\"a\""), &delta(":1}"), STOP],
+        );
+        assert_eq!(shown(&calls), triples(&[("toolu_1", "f", r#"{"a":1}"#)]));
+        // An input given whole at the start, with no deltas.
+        let whole = r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_2","name":"g","input":{"q":"x"}}}"#;
+        let (calls, _) = read(Api::AnthropicMessages, &[whole, STOP]);
+        assert_eq!(shown(&calls), triples(&[("toolu_2", "g", r#"{"q":"x"}"#)]));
+        // No input: held until the next event says the message was not cut.
+        let empty = r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_3","name":"h","input":{}}}"#;
+        let stopped = |reason: &str| {
+            format!(r#"{{"type":"message_delta","delta":{{"stop_reason":"{reason}"}}}}"#)
+        };
+        let (calls, _) = read(Api::AnthropicMessages, &[empty, STOP, &stopped("tool_use")]);
+        assert_eq!(shown(&calls), triples(&[("toolu_3", "h", "")]));
+        let (calls, summary) = read(
+            Api::AnthropicMessages,
+            &[empty, STOP, &stopped("max_tokens")],
+        );
+        assert!(calls.is_empty());
+        assert_eq!(summary.incomplete.len(), 1);
+        let (calls, summary) = read(Api::AnthropicMessages, &[empty, STOP]);
+        assert!(calls.is_empty() && summary.incomplete.len() == 1);
+        // Cut before its stop: incomplete.
+        let (calls, summary) = read(Api::AnthropicMessages, &[START, &delta("{\"a\"")]);
+        assert!(calls.is_empty());
+        assert_eq!(summary.incomplete[0].text, "{\"a\"");
+    }
+
+    #[test]
+    fn events_that_do_not_fit_the_open_blocks_are_errors() {
+        let text_delta =
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}"#;
+        for (lines, kind) in [
+            (vec![START, START], StreamErrorKind::BadEvent),
+            (vec![START, text_delta], StreamErrorKind::BadEvent),
+            (vec![START, STOP, STOP], StreamErrorKind::UnknownCall),
+            (vec![text_delta], StreamErrorKind::UnknownCall),
+            (
+                vec![r#"{"type":"message_stop"}"#, START],
+                StreamErrorKind::AfterEnd,
+            ),
+            (
+                vec![
+                    r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+                ],
+                StreamErrorKind::ProviderError,
+            ),
+        ] {
+            let (_, summary) = read(Api::AnthropicMessages, &lines);
+            assert_eq!(summary.error.map(|e| e.kind), Some(kind), "{lines:?}");
+        }
+    }
+}

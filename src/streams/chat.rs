@@ -1,0 +1,388 @@
+//! OpenAI Chat Completions: `chat.completion.chunk` objects, `[DONE]` at the end.
+//!
+//! Calls arrive as `choices[0].delta.tool_calls[]` entries keyed by `index`; the first
+//! fragment of a call carries its `id` and `function.name`, later ones `function.arguments`
+//! pieces (and often `""` or `null` ids and names, which never overwrite the first). One call
+//! is open at a time:
+//!
+//! - an entry with the open call's index continues it, unless it brings a different non-empty
+//!   id (servers that number every call 0): that is a new call;
+//! - an entry with a higher index, or the first entry of the stream, starts a call when it
+//!   has an id or a name; the call it follows is then finished (confirmed);
+//! - an entry for an index that never started (no id, no name) is an `unknown_call` error,
+//!   and one for a call already finished is `call_ended`: a fragment that cannot be placed is
+//!   never guessed into a call;
+//! - an entry without `index` continues the open call, or starts the next one when it has an
+//!   id;
+//! - `finish_reason` `tool_calls`, `function_call` or `stop` finishes the open call; any other
+//!   (`length`, `content_filter`) leaves it incomplete.
+//!
+//! Several entries in one chunk are taken in order, so a whole call in one delta, or the end
+//! of one call and the start of the next, are read like any other split. A chunk with
+//! `choices: []` (the usage chunk) carries nothing; `obfuscation` and other unknown fields are
+//! ignored. Text is `delta.content`; reasoning `delta.reasoning_content` or `delta.reasoning`.
+//! Only choice 0 is read: a stream of several choices (`n` > 1) is a `bad_event` error. An
+//! object with an `error` field, or an event named `error`, is the server's error.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use super::call::{CallKind, Pending};
+use super::turn::{Event, Turn};
+use super::{error_message, parse, StreamError, StreamErrorKind};
+
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow)]
+    choices: Option<Vec<Choice<'a>>>,
+    error: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    index: Option<u64>,
+    #[serde(borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta<'a> {
+    index: Option<u64>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, rename = "type")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+/// The Chat assembler. See the module documentation.
+#[derive(Debug, Default)]
+pub struct Chat {
+    /// The open call and its index.
+    open: Option<(u64, Pending)>,
+    /// The highest index a call started at.
+    highest: Option<u64>,
+}
+
+impl Chat {
+    /// One event: its name (empty for none) and its data.
+    pub fn on_event(
+        &mut self,
+        name: &[u8],
+        data: &[u8],
+        turn: &mut Turn,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), StreamError> {
+        if turn.terminated {
+            return Err(turn.error(StreamErrorKind::AfterEnd, "an event after [DONE]"));
+        }
+        if data.trim_ascii() == b"[DONE]" {
+            turn.terminated = true;
+            return Ok(());
+        }
+        if name == b"error" {
+            let message = match serde_json::from_slice::<serde_json::Value>(data) {
+                Ok(value) => error_message(value.get("error").unwrap_or(&value)),
+                Err(_) => super::shown(data),
+            };
+            return Err(turn.error(StreamErrorKind::ProviderError, message));
+        }
+        let chunk: Chunk<'_> = parse(data, turn)?;
+        if let Some(error) = chunk.error {
+            return Err(turn.error(StreamErrorKind::ProviderError, error_message(&error)));
+        }
+        let Some(choices) = chunk.choices else {
+            return Err(turn.error(StreamErrorKind::BadEvent, "a chunk without choices"));
+        };
+        for choice in choices {
+            if choice.index.unwrap_or(0) != 0 {
+                return Err(turn.error(
+                    StreamErrorKind::BadEvent,
+                    "a chunk of choice other than 0: only single-choice streams are read",
+                ));
+            }
+            if let Some(delta) = choice.delta {
+                self.delta(delta, turn, on_event)?;
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finished(&reason, turn, on_event)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn delta(
+        &mut self,
+        delta: Delta<'_>,
+        turn: &mut Turn,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), StreamError> {
+        for reasoning in [&delta.reasoning_content, &delta.reasoning]
+            .into_iter()
+            .flatten()
+        {
+            turn.reasoning(reasoning, on_event)?;
+        }
+        if let Some(content) = &delta.content {
+            turn.text(content, on_event)?;
+        }
+        for entry in delta.tool_calls.into_iter().flatten() {
+            self.entry(entry, turn, on_event)?;
+        }
+        Ok(())
+    }
+
+    fn entry(
+        &mut self,
+        entry: ToolCallDelta<'_>,
+        turn: &mut Turn,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), StreamError> {
+        if entry.kind.as_deref().is_some_and(|k| k != "function") {
+            return Err(turn.error(
+                StreamErrorKind::BadEvent,
+                format!("a tool call of type {:?}", entry.kind.unwrap_or_default()),
+            ));
+        }
+        let id = entry.id.as_deref().filter(|id| !id.is_empty());
+        let (name, arguments) = match &entry.function {
+            Some(f) => (
+                f.name.as_deref().filter(|n| !n.is_empty()),
+                f.arguments.as_deref(),
+            ),
+            None => (None, None),
+        };
+        let open_index = self.open.as_ref().map(|(index, _)| *index);
+        let index = match (entry.index, open_index) {
+            (Some(index), _) => index,
+            (None, Some(open)) if id.is_none() => open,
+            (None, _) => self.highest.map_or(0, |h| h + 1),
+        };
+        let continues = match &self.open {
+            Some((open, call)) if *open == index => {
+                id.is_none_or(|id| call.id.is_empty() || call.id == id)
+            }
+            _ => false,
+        };
+        if !continues {
+            let starts = id.is_some() || name.is_some();
+            let later = self.highest.is_none_or(|h| index > h) || open_index == Some(index);
+            if !starts || !later {
+                let ended = self.highest.is_some_and(|h| index <= h);
+                let (kind, what) = if ended && starts {
+                    (
+                        StreamErrorKind::CallEnded,
+                        "a new call at the index of a finished call",
+                    )
+                } else if ended {
+                    (StreamErrorKind::CallEnded, "a fragment of a finished call")
+                } else {
+                    (
+                        StreamErrorKind::UnknownCall,
+                        "a fragment of a call that never started",
+                    )
+                };
+                return Err(turn.error(kind, format!("{what} (index {index})")));
+            }
+            if let Some((_, call)) = self.open.take() {
+                turn.confirm(call, on_event)?;
+            }
+            self.open = Some((
+                index,
+                Pending::new(id.unwrap_or(""), name.unwrap_or(""), CallKind::Function),
+            ));
+            self.highest = Some(index);
+        }
+        let Some((_, call)) = &mut self.open else {
+            return Ok(());
+        };
+        call.fill(id, name);
+        if let Some(arguments) = arguments {
+            let limits = turn.limits;
+            call.append(arguments, &limits, &mut |_| {})
+                .map_err(|kind| {
+                    turn.error(
+                        kind,
+                        format!(
+                            "the arguments of call {:?} are longer than {} bytes",
+                            call.id, limits.max_call_bytes
+                        ),
+                    )
+                })?;
+        }
+        Ok(())
+    }
+
+    fn finished(
+        &mut self,
+        reason: &str,
+        turn: &mut Turn,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), StreamError> {
+        turn.summary.finish_reason = Some(reason.to_owned());
+        turn.summary.truncated = reason == "length";
+        if let Some((_, call)) = self.open.take() {
+            match reason {
+                "tool_calls" | "function_call" | "stop" => turn.confirm(call, on_event)?,
+                _ => turn.incomplete(call)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// The end of the stream: the open call, if any, is incomplete.
+    pub fn finish(&mut self, turn: &mut Turn) -> Result<(), StreamError> {
+        match self.open.take() {
+            Some((_, call)) => turn.incomplete(call),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{read, shown, triples};
+    use super::super::{Api, StreamErrorKind};
+
+    fn entry(index: &str, id: &str, name: &str, arguments: &str) -> String {
+        format!(
+            r#"{{"choices":[{{"index":0,"delta":{{"tool_calls":[{{{index}"id":{id},"function":{{"name":{name},"arguments":{arguments}}}}}]}},"finish_reason":null}}]}}"#
+        )
+    }
+    const FINISH: &str = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#;
+
+    #[test]
+    fn empty_and_null_ids_and_names_on_later_fragments_do_not_overwrite() {
+        let (calls, summary) = read(
+            Api::OpenAiChat,
+            &[
+                &entry(r#""index":0,"#, r#""call_1""#, r#""f""#, r#""{\"a\":""#),
+                &entry(r#""index":0,"#, r#""""#, r#""""#, r#""1}""#),
+                &entry(r#""index":0,"#, "null", "null", "null"),
+                FINISH,
+                "[DONE]",
+            ],
+        );
+        assert_eq!(shown(&calls), triples(&[("call_1", "f", r#"{"a":1}"#)]));
+        assert!(summary.ended_cleanly);
+    }
+
+    #[test]
+    fn entries_without_index_continue_the_open_call_or_start_the_next() {
+        let (calls, summary) = read(
+            Api::OpenAiChat,
+            &[
+                &entry("", r#""c1""#, r#""f""#, r#""{}""#),
+                &entry("", r#""c2""#, r#""g""#, r#""{\"x\"""#),
+                &entry("", "null", "null", r#"":2}""#),
+                FINISH,
+            ],
+        );
+        assert_eq!(summary.error, None);
+        assert_eq!(
+            shown(&calls),
+            triples(&[("c1", "f", "{}"), ("c2", "g", r#"{"x":2}"#)])
+        );
+    }
+
+    #[test]
+    fn fragments_that_cannot_be_placed_are_errors() {
+        let first = entry(r#""index":0,"#, r#""c1""#, r#""f""#, r#""{}""#);
+        let second = entry(r#""index":1,"#, r#""c2""#, r#""g""#, r#""{}""#);
+        for (lines, kind) in [
+            // A fragment for call 0 after call 1 started.
+            (
+                vec![
+                    first.clone(),
+                    second.clone(),
+                    entry(r#""index":0,"#, "null", "null", r#""x""#),
+                ],
+                StreamErrorKind::CallEnded,
+            ),
+            // A fragment for index 2, which never started.
+            (
+                vec![
+                    first.clone(),
+                    entry(r#""index":2,"#, "null", "null", r#""{}""#),
+                ],
+                StreamErrorKind::UnknownCall,
+            ),
+            // After [DONE].
+            (
+                vec![
+                    first.clone(),
+                    FINISH.to_owned(),
+                    "[DONE]".to_owned(),
+                    first.clone(),
+                ],
+                StreamErrorKind::AfterEnd,
+            ),
+            // A second choice.
+            (
+                vec![r#"{"choices":[{"index":1,"delta":{"content":"x"}}]}"#.to_owned()],
+                StreamErrorKind::BadEvent,
+            ),
+            // No choices at all.
+            (vec![r#"{"id":"x"}"#.to_owned()], StreamErrorKind::BadEvent),
+            // Not JSON.
+            (vec!["{\"choices\":[".to_owned()], StreamErrorKind::NotJson),
+            // The server's error object.
+            (
+                vec![r#"{"error":{"message":"overloaded"}}"#.to_owned()],
+                StreamErrorKind::ProviderError,
+            ),
+        ] {
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let (calls, summary) = read(Api::OpenAiChat, &lines);
+            let error = summary.error.clone().unwrap_or_else(|| panic!("{lines:?}"));
+            assert_eq!(error.kind, kind, "{lines:?}");
+            // The first call, when a later one started it, was confirmed before the error.
+            assert!(calls.len() <= 1, "{lines:?}");
+            assert!(!summary.ended_cleanly);
+        }
+    }
+
+    #[test]
+    fn a_finish_other_than_tool_calls_or_stop_leaves_the_call_incomplete() {
+        for reason in ["length", "content_filter"] {
+            let finish =
+                format!(r#"{{"choices":[{{"index":0,"delta":{{}},"finish_reason":"{reason}"}}]}}"#);
+            let (calls, summary) = read(
+                Api::OpenAiChat,
+                &[
+                    &entry(r#""index":0,"#, r#""c1""#, r#""f""#, r#""{}""#),
+                    &finish,
+                    "[DONE]",
+                ],
+            );
+            assert!(calls.is_empty());
+            assert_eq!(summary.incomplete.len(), 1);
+            assert_eq!(summary.truncated, reason == "length");
+            assert_eq!(summary.finish_reason.as_deref(), Some(reason));
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! `--ctl`: the answer text of a provider stream read as a CTL stream (`ctl.md`), so that a
+//! model told to write CTL through a provider's API is confirmed call by call as in `frontier
+//! calls`. The text outside `<think>` blocks goes into the strict CTL parser and its call
+//! assembler; a call is confirmed by its `end` line.
+
+use frontier_core::contract::{PushParser, Verdict};
+use frontier_core::ctl::{CallAssembler, CtlParser};
+
+use super::call::{Arguments, Call, CallKind, PartialCall};
+
+/// The CTL parser of a stream's text.
+#[derive(Debug, Default)]
+pub struct CtlText {
+    parser: CtlParser,
+    assembler: CallAssembler,
+}
+
+impl CtlText {
+    /// Pushes answer text; each call it confirms goes to `on_call`. `Err` when the text is
+    /// not CTL (or a call is over the assembler's bounds): the message says where in the text.
+    pub fn push(&mut self, text: &[u8], on_call: &mut dyn FnMut(Call)) -> Result<(), String> {
+        let assembler = &mut self.assembler;
+        let mut too_large = None;
+        let pushed = self
+            .parser
+            .push(text, &mut |e| match assembler.on_event(&e) {
+                Ok(Some(call)) => on_call(Call {
+                    id: call.id,
+                    name: call.name,
+                    kind: CallKind::Ctl,
+                    arguments: Arguments::Ctl(call.args),
+                }),
+                Ok(None) => {}
+                Err(e) => {
+                    too_large.get_or_insert(e.to_string());
+                }
+            });
+        match (pushed, too_large) {
+            (Err(e), _) => Err(format!("the CTL text: {e} of the text")),
+            (Ok(()), Some(e)) => Err(format!("the CTL text: {e}")),
+            (Ok(()), None) => Ok(()),
+        }
+    }
+
+    /// The end of the text: the call left open, if any, as an incomplete call.
+    pub fn finish(self) -> Option<PartialCall> {
+        let open = self.assembler.in_progress().map(|call| PartialCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            kind: CallKind::Ctl,
+            text: String::new(),
+            reason: None,
+        });
+        match self.parser.finish(&mut |_| {}).verdict {
+            Verdict::Incomplete(_) => open,
+            Verdict::Complete | Verdict::Error(_) => None,
+        }
+    }
+}
