@@ -192,21 +192,31 @@ impl Stream {
 }
 
 /// A call in flight on its own thread.
-struct InFlight {
+pub(super) struct InFlight {
     turn: u32,
     id: String,
     handle: JoinHandle<ToolOutput>,
 }
 
-/// Runs calls, partitioned, and records them.
-struct Executor<'c> {
-    config: &'c Config,
+/// Runs calls, partitioned, and records them (shared with the native-tools loop,
+/// [`super::native`]).
+pub(super) struct Executor<'c> {
+    pub(super) config: &'c Config,
     in_flight: Vec<InFlight>,
     /// The results of this turn, for the next request: `(id, status, output)`.
-    results: Vec<(String, &'static str, Vec<u8>)>,
+    pub(super) results: Vec<(String, &'static str, Vec<u8>)>,
 }
 
-impl Executor<'_> {
+impl<'c> Executor<'c> {
+    /// No call in flight, no result.
+    pub(super) fn new(config: &'c Config) -> Executor<'c> {
+        Executor {
+            config,
+            in_flight: Vec::new(),
+            results: Vec::new(),
+        }
+    }
+
     /// A confirmed call the assembler did not hold (over its bounds): recorded with its id and
     /// name (its arguments as `null`), then refused, in call order like every other call.
     fn refuse_unheld(
@@ -223,7 +233,7 @@ impl Executor<'_> {
             .push((too_large.id, "refused", reason.into_bytes()));
     }
 
-    fn handle(
+    pub(super) fn handle(
         &mut self,
         turn: u32,
         call: ToolCall,
@@ -267,7 +277,7 @@ impl Executor<'_> {
     }
 
     /// Waits for every call in flight and records their results, in call order.
-    fn drain(&mut self, transcript: &mut Transcript<'_>) {
+    pub(super) fn drain(&mut self, transcript: &mut Transcript<'_>) {
         for call in std::mem::take(&mut self.in_flight) {
             let out = call.handle.join().unwrap_or_else(|_| ToolOutput {
                 ok: false,
@@ -406,11 +416,7 @@ pub fn run(
         messages.push(Message::new(Role::User, task.clone()));
     }
     let mut result_messages: Vec<usize> = Vec::new();
-    let mut executor = Executor {
-        config,
-        in_flight: Vec::new(),
-        results: Vec::new(),
-    };
+    let mut executor = Executor::new(config);
     let mut stream = Stream::new(config.limits, config.ctl_mode);
     let mut recovery = Recovery::default();
     // How the run ends if the source ends now: after a turn cut by the output limit or broken

@@ -132,7 +132,7 @@ impl OpenAi {
             let mut exchange = http::post(&self.agent, &url, &headers, self.body(request));
             let (code, body) = match exchange.head(self.config.read_timeout) {
                 Ok(Head::Ok { content_type }) => return Ok((exchange, content_type)),
-                Ok(Head::Status { code, body }) => (code, body),
+                Ok(Head::Status { code, body, .. }) => (code, body),
                 Err(HeadError::Transport(e)) => return Err(ModelError::Transport(e)),
                 Err(HeadError::TimedOut) => {
                     return Err(ModelError::Disconnected(format!(
