@@ -68,6 +68,6 @@ pub mod tools;
 pub mod transcript;
 
 pub use model::{Finish, Flow, Message, ModelError, ModelSource, Request, Role};
-pub use policy::Toolset;
 pub use native::{run_native, NativeSource};
+pub use policy::Toolset;
 pub use runner::{run, Config, EndStatus};

@@ -117,7 +117,11 @@ fn tool_call(call: &Call) -> Result<ToolCall, String> {
             })
             .collect::<Result<Vec<_>, _>>()?,
         Arguments::Raw(input) => {
-            let key = if call.name == "apply_patch" { "patch" } else { "input" };
+            let key = if call.name == "apply_patch" {
+                "patch"
+            } else {
+                "input"
+            };
             vec![(key.to_owned(), Bytes::from(input.clone()))]
         }
         Arguments::Ctl(args) => args.clone(),
@@ -168,7 +172,10 @@ pub fn run_native(
             }
             Event::Malformed(call) => {
                 malformed += 1;
-                let why = call.reason.as_deref().unwrap_or("the arguments are not whole");
+                let why = call
+                    .reason
+                    .as_deref()
+                    .unwrap_or("the arguments are not whole");
                 transcript.record(
                     Rec::new("malformed_call")
                         .field("turn", turn)

@@ -136,7 +136,14 @@ mod tests {
             parse_retry_after("Tue, 01 Mar 2000 00:00:00 GMT", UNIX_EPOCH),
             Some(Duration::from_secs(951_868_800))
         );
-        for bad in ["", "-1", "soon", "Sun, 06 Nov 1994 08:49:37", "nan", "Sun, 32 Nov 1994 08:49:37 GMT"] {
+        for bad in [
+            "",
+            "-1",
+            "soon",
+            "Sun, 06 Nov 1994 08:49:37",
+            "nan",
+            "Sun, 32 Nov 1994 08:49:37 GMT",
+        ] {
             assert_eq!(parse_retry_after(bad, now), None, "{bad}");
         }
     }

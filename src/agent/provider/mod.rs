@@ -230,10 +230,19 @@ impl Provider {
         }
     }
 
-    fn refused(&self, code: u16, body: &str, retry_after: Option<&str>, retries: u32) -> ModelError {
+    fn refused(
+        &self,
+        code: u16,
+        body: &str,
+        retry_after: Option<&str>,
+        retries: u32,
+    ) -> ModelError {
         let what = match code {
             401 => format!("the key was refused (check {})", self.config.key_variable()),
-            403 => format!("the key may not do this (check {})", self.config.key_variable()),
+            403 => format!(
+                "the key may not do this (check {})",
+                self.config.key_variable()
+            ),
             400 | 404 | 422 => "the request was refused, not retried".to_owned(),
             _ if retries > 0 => format!("still failing after {retries} retries"),
             _ => match retry_after {
@@ -258,7 +267,8 @@ impl Provider {
         on_event: &mut dyn FnMut(Event<'_>),
         stop: &dyn Fn() -> bool,
     ) -> NativeTurn {
-        let mut reader = StreamReader::with_options(self.config.api, Format::Sse, self.config.limits, false);
+        let mut reader =
+            StreamReader::with_options(self.config.api, Format::Sse, self.config.limits, false);
         let mut dropped = None;
         loop {
             match exchange.next(self.config.read_timeout) {

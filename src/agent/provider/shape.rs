@@ -87,7 +87,9 @@ impl Conversation {
             return;
         }
         match self.api {
-            Api::AnthropicMessages => self.anthropic_user(vec![json!({"type": "text", "text": text})]),
+            Api::AnthropicMessages => {
+                self.anthropic_user(vec![json!({"type": "text", "text": text})])
+            }
             Api::OpenAiChat | Api::OpenAiResponses => {
                 self.items.push(json!({"role": "user", "content": text}))
             }
@@ -105,7 +107,11 @@ impl Conversation {
                 message.insert("role".into(), json!("assistant"));
                 message.insert(
                     "content".into(),
-                    if text.is_empty() { Value::Null } else { json!(text) },
+                    if text.is_empty() {
+                        Value::Null
+                    } else {
+                        json!(text)
+                    },
                 );
                 if !calls.is_empty() {
                     let calls: Vec<Value> = calls
@@ -121,7 +127,8 @@ impl Conversation {
             }
             Api::OpenAiResponses => {
                 if !text.is_empty() {
-                    self.items.push(json!({"role": "assistant", "content": text}));
+                    self.items
+                        .push(json!({"role": "assistant", "content": text}));
                 }
                 for c in calls {
                     self.items.push(if c.custom {
@@ -161,9 +168,8 @@ impl Conversation {
         match self.api {
             Api::OpenAiChat => {
                 for r in replies {
-                    self.items.push(
-                        json!({"role": "tool", "tool_call_id": r.id, "content": r.output}),
-                    );
+                    self.items
+                        .push(json!({"role": "tool", "tool_call_id": r.id, "content": r.output}));
                 }
             }
             Api::OpenAiResponses => {
@@ -281,7 +287,10 @@ fn declare(api: Api, tool: Tool) -> Value {
     }
     let mut properties = Map::new();
     for (name, text) in params {
-        properties.insert((*name).into(), json!({"type": "string", "description": text}));
+        properties.insert(
+            (*name).into(),
+            json!({"type": "string", "description": text}),
+        );
     }
     let names: Vec<&str> = params.iter().map(|(n, _)| *n).collect();
     let schema = json!({"type": "object", "properties": properties, "required": names,
@@ -306,7 +315,12 @@ mod tests {
             id: id.into(),
             name: if custom { "apply_patch" } else { "read_file" }.into(),
             custom,
-            arguments: if custom { "*** Begin Patch\n" } else { "{\"path\":\"a\"}" }.into(),
+            arguments: if custom {
+                "*** Begin Patch\n"
+            } else {
+                "{\"path\":\"a\"}"
+            }
+            .into(),
         }
     }
 
@@ -328,13 +342,29 @@ mod tests {
         chat.results(&calls[..1], &replies[..1]);
         assert_eq!(chat.items()[1]["tool_calls"][0]["id"], "c1");
         assert_eq!(chat.items()[1]["content"], Value::Null);
-        assert_eq!(chat.items()[2], json!({"role": "tool", "tool_call_id": "c1", "content": "out"}));
+        assert_eq!(
+            chat.items()[2],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "out"})
+        );
 
         let mut responses = Conversation::new(Api::OpenAiResponses, "sys");
         responses.assistant("hi", &calls);
         responses.results(&calls, &replies);
-        let kinds: Vec<&str> = responses.items().iter().map(|i| i["type"].as_str().unwrap_or("message")).collect();
-        assert_eq!(kinds, ["message", "function_call", "custom_tool_call", "function_call_output", "custom_tool_call_output"]);
+        let kinds: Vec<&str> = responses
+            .items()
+            .iter()
+            .map(|i| i["type"].as_str().unwrap_or("message"))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "message",
+                "function_call",
+                "custom_tool_call",
+                "function_call_output",
+                "custom_tool_call_output"
+            ]
+        );
         assert_eq!(responses.items()[4]["call_id"], "c2");
 
         let mut anthropic = Conversation::new(Api::AnthropicMessages, "sys");
@@ -343,7 +373,10 @@ mod tests {
         anthropic.results(&calls[..1], &replies[..1]);
         anthropic.user("go on");
         assert_eq!(anthropic.items().len(), 3);
-        assert_eq!(anthropic.items()[1]["content"][0]["input"], json!({"path": "a"}));
+        assert_eq!(
+            anthropic.items()[1]["content"][0]["input"],
+            json!({"path": "a"})
+        );
         let last = &anthropic.items()[2]["content"];
         assert_eq!(last[0]["tool_use_id"], "c1");
         assert_eq!(last[1]["text"], "go on");
