@@ -939,3 +939,44 @@ fn the_cli_runs_native_tools_from_the_environment() {
         .unwrap();
     assert!(String::from_utf8_lossy(&no_model.stderr).contains("ANTHROPIC_MODEL is not set"));
 }
+
+#[test]
+fn the_chat_ctl_client_retries_the_same_statuses() {
+    use frontier::agent::openai::{OpenAi, OpenAiConfig};
+    let api = Api::OpenAiChat;
+    let mut rng = Rng(8);
+    let ctl = "call c1 write_file\narg path = a.txt\narg content = x\nend\n";
+    let replies = vec![
+        status_with(429, "0"),
+        Reply::status(502, "bad gateway"),
+        stream(api, ctl, &[], End::Done, &mut rng),
+        stream(api, "", &[], End::Done, &mut rng),
+    ];
+    let (base, server) = serve(replies, 3);
+    let mut config = OpenAiConfig::new(format!("{base}/v1"), "test-model");
+    config.read_timeout = Duration::from_secs(10);
+    config.retry.base = Duration::from_millis(10);
+    let mut model = OpenAi::new(config).with_notices(|_| {});
+    let run = agent_support::run_with(&mut model, |c| {
+        c.ctl_mode = frontier::language::CtlMode::Extended;
+    });
+    let requests = server.join().unwrap();
+    assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+    assert_eq!(requests.len(), 4);
+    assert_eq!(run.files["a.txt"], b"x");
+    assert!(run.of_type("model_error").is_empty());
+
+    let (base, server) = serve(vec![Reply::status(401, "no such key")], 3);
+    let mut model = OpenAi::new(OpenAiConfig::new(format!("{base}/v1"), "m")).with_notices(|_| {});
+    let run = agent_support::run_with(&mut model, |_| {});
+    assert_eq!(server.join().unwrap().len(), 1);
+    let error = run.of_type("model_error")[0];
+    assert_eq!(error["kind"], "unauthorized");
+    assert!(
+        error["error"]
+            .as_str()
+            .unwrap()
+            .contains("check OPENAI_API_KEY"),
+        "{error}"
+    );
+}

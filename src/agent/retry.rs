@@ -10,6 +10,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::model::ModelError;
+
 /// The retry bounds of one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -58,6 +60,36 @@ impl RetryPolicy {
             .base
             .saturating_mul(1u32.checked_shl(attempt).unwrap_or(u32::MAX));
         Some(backoff.min(self.max_wait))
+    }
+}
+
+/// The error of a request refused with `code` and `body` (after `retries` retries): the
+/// status, what it means for the user (`key_variable` names the key to check on a 401 or
+/// 403), and the server's answer.
+pub fn refusal(
+    policy: &RetryPolicy,
+    code: u16,
+    body: &str,
+    retry_after: Option<&str>,
+    retries: u32,
+    key_variable: &str,
+) -> ModelError {
+    let what = match code {
+        401 => format!("the key was refused (check {key_variable})"),
+        403 => format!("the key may not do this (check {key_variable})"),
+        _ if !retryable(code) => "the request was refused, not retried".to_owned(),
+        _ if retries > 0 => format!("still failing after {retries} retries"),
+        _ => match retry_after {
+            Some(after) => format!(
+                "the server asks to wait {after:?}, beyond the {:?} a wait may last",
+                policy.max_wait
+            ),
+            None => "not retried".to_owned(),
+        },
+    };
+    ModelError::Status {
+        code,
+        detail: format!("HTTP {code}: {what}: {}", body.trim()),
     }
 }
 

@@ -23,7 +23,7 @@ use super::http::{self, Exchange, Head, HeadError, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
 use super::native::{NativeSource, NativeTurn};
 use super::openai::{OpenAiConfig, TokenField, DEFAULT_READ_TIMEOUT, MAX_READ_TIMEOUT};
-use super::retry::RetryPolicy;
+use super::retry::{self, RetryPolicy};
 use super::tools::Tool;
 use crate::streams::{Api, Arguments, Event, Format, Limits, StreamReader};
 
@@ -225,37 +225,17 @@ impl Provider {
                     (self.notices)(&notice);
                     std::thread::sleep(wait);
                 }
-                None => return Err(self.refused(code, &text, retry_after.as_deref(), attempt)),
+                None => {
+                    return Err(retry::refusal(
+                        &self.config.retry,
+                        code,
+                        &text,
+                        retry_after.as_deref(),
+                        attempt,
+                        self.config.key_variable(),
+                    ))
+                }
             }
-        }
-    }
-
-    fn refused(
-        &self,
-        code: u16,
-        body: &str,
-        retry_after: Option<&str>,
-        retries: u32,
-    ) -> ModelError {
-        let what = match code {
-            401 => format!("the key was refused (check {})", self.config.key_variable()),
-            403 => format!(
-                "the key may not do this (check {})",
-                self.config.key_variable()
-            ),
-            400 | 404 | 422 => "the request was refused, not retried".to_owned(),
-            _ if retries > 0 => format!("still failing after {retries} retries"),
-            _ => match retry_after {
-                Some(after) => format!(
-                    "the server asks to wait {after:?}, beyond the {:?} a wait may last",
-                    self.config.retry.max_wait
-                ),
-                None => "not retried".to_owned(),
-            },
-        };
-        ModelError::Status {
-            code,
-            detail: format!("HTTP {code}: {what}: {}", body.trim()),
         }
     }
 
