@@ -980,3 +980,38 @@ fn the_chat_ctl_client_retries_the_same_statuses() {
         "{error}"
     );
 }
+
+#[test]
+fn a_connection_dropped_after_the_finish_leaves_the_turn_standing() {
+    for (seed, api) in [Api::OpenAiChat, Api::AnthropicMessages]
+        .into_iter()
+        .enumerate()
+    {
+        let mut rng = Rng(0x90 + seed as u64);
+        let calls = [c(
+            "call_1",
+            "write_file",
+            json!({"path": "a.txt", "content": "x"}),
+        )];
+        let whole = body(api, "", &calls, End::Done, &mut rng);
+        let text = String::from_utf8(whole.clone()).unwrap();
+        // Before `[DONE]` (Chat) or `message_stop` (Anthropic).
+        let at = text
+            .find("data: [DONE]")
+            .or_else(|| text.find("event: message_stop"))
+            .unwrap();
+        let replies = vec![
+            Reply::Stream {
+                body: whole,
+                drop_after: Some(at),
+            },
+            stream(api, "Done.", &[], End::Done, &mut rng),
+        ];
+        let (run, requests) = run(api, replies, 12, &[]);
+        let name = api.name();
+        assert_eq!(run.status, EndStatus::Done, "{name}: {}", run.transcript);
+        assert_eq!(reasons(&run), ["next_turn"], "{name}");
+        assert!(run.of_type("model_error").is_empty(), "{name}");
+        assert_eq!(requests.len(), 2, "{name}");
+    }
+}

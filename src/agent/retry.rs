@@ -99,7 +99,7 @@ pub fn refusal(
 pub fn parse_retry_after(text: &str, now: SystemTime) -> Option<Duration> {
     let text = text.trim();
     if let Ok(secs) = text.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0 && secs < 1e9)
+        return (secs.is_finite() && (0.0..1e9).contains(&secs))
             .then(|| Duration::from_secs_f64(secs));
     }
     let at = http_date(text)?;

@@ -272,9 +272,16 @@ impl Provider {
             }
         }
         let summary = reader.finish(on_event);
-        if dropped.is_none() && summary.finish_reason.is_none() && summary.error.is_none() {
-            dropped = Some("the connection closed before the turn finished".to_owned());
-        }
+        // After its finish a turn stands, whatever happens to the connection (a Chat server
+        // that drops it before `[DONE]`, an Anthropic one before `message_stop`): every call
+        // has been confirmed or refused by then.
+        let dropped = match (&summary.finish_reason, &summary.error) {
+            (Some(_), _) | (None, Some(_)) => None,
+            (None, None) => Some(
+                dropped
+                    .unwrap_or_else(|| "the connection closed before the turn finished".to_owned()),
+            ),
+        };
         NativeTurn { summary, dropped }
     }
 }
