@@ -36,7 +36,9 @@ impl CtlText {
                 }
             });
         match (pushed, too_large) {
-            (Err(e), _) => Err(format!("the CTL text: {e} of the text")),
+            (Err(e), _) => Err(format!(
+                "the CTL text: {e} of the answer (the text outside <think> blocks)"
+            )),
             (Ok(()), Some(e)) => Err(format!("the CTL text: {e}")),
             (Ok(()), None) => Ok(()),
         }
