@@ -1015,3 +1015,74 @@ fn a_connection_dropped_after_the_finish_leaves_the_turn_standing() {
         assert_eq!(requests.len(), 2, "{name}");
     }
 }
+
+#[test]
+fn calls_the_policy_refuses_are_answered_not_run() {
+    let api = Api::OpenAiChat;
+    let mut rng = Rng(0x12);
+    let calls = [
+        c(
+            "call_1",
+            "write_file",
+            json!({"path": "a.txt", "content": 5}),
+        ),
+        c("call_2", "delete_everything", json!({})),
+        c(
+            "call_3",
+            "write_file",
+            json!({"path": "../out.txt", "content": "x"}),
+        ),
+        c(
+            "call_4",
+            "read_file",
+            json!({"path": "a.txt", "extra": "y"}),
+        ),
+    ];
+    let replies = vec![
+        stream(api, "", &calls, End::Done, &mut rng),
+        stream(api, "", &[], End::Done, &mut rng),
+    ];
+    let (run, requests) = run(api, replies, 13, &[]);
+    assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+    assert!(run.of_type("tool_result").is_empty(), "{}", run.transcript);
+    assert_eq!(run.ids("refused"), ["call_1", "call_2", "call_3", "call_4"]);
+    let refused = run.of_type("refused");
+    assert!(refused[0]["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("invalid_argument"));
+    assert!(refused[1]["reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("unknown_tool"));
+    assert_paired(api, &requests[1].body);
+    assert!(results(api, &requests[1].body)
+        .iter()
+        .all(|(_, out)| out.starts_with("refused: ")));
+    assert_eq!(run.files.len(), 0);
+}
+
+#[test]
+fn only_the_toolsets_tools_are_declared() {
+    let api = Api::AnthropicMessages;
+    let mut rng = Rng(0x13);
+    let (base, server) = serve(
+        vec![stream(api, "Nothing to do.", &[], End::Done, &mut rng)],
+        1,
+    );
+    let mut model = provider(api, &base);
+    let run = run_native_with(&mut model, |c| {
+        c.toolset = frontier::agent::Toolset::Background
+    });
+    let requests = server.join().unwrap();
+    assert_eq!(run.status, EndStatus::Done);
+    let names: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read_file", "list_dir"]);
+    assert_eq!(requests[0].body["messages"][0]["role"], "user");
+    assert_eq!(requests[0].body["max_tokens"], 4096);
+}
