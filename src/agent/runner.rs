@@ -192,7 +192,7 @@ impl Stream {
 }
 
 /// A call in flight on its own thread.
-pub(super) struct InFlight {
+struct InFlight {
     turn: u32,
     id: String,
     handle: JoinHandle<ToolOutput>,
