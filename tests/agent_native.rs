@@ -1086,3 +1086,45 @@ fn only_the_toolsets_tools_are_declared() {
     assert_eq!(requests[0].body["messages"][0]["role"], "user");
     assert_eq!(requests[0].body["max_tokens"], 4096);
 }
+
+#[test]
+fn garbage_in_the_stream_ends_the_run_with_its_offset_after_the_confirmed_calls() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let mut rng = Rng(0x14 + seed as u64);
+        let calls = [
+            c(
+                "call_1",
+                "write_file",
+                json!({"path": "a.txt", "content": "kept"}),
+            ),
+            c(
+                "call_2",
+                "write_file",
+                json!({"path": "b.txt", "content": "never"}),
+            ),
+        ];
+        let whole = String::from_utf8(body(api, "", &calls, End::Done, &mut rng)).unwrap();
+        // Garbage right after the event that starts the second call: the first call is
+        // confirmed by then (on Chat, by that very event).
+        let at = whole.find("\"call_2\"").unwrap();
+        let event_start = at + whole[at..].find("\n\n").unwrap() + 2;
+        let mut broken = whole[..event_start].to_owned();
+        broken.push_str("data: {\"not json\n\n");
+        let offset = event_start;
+        let (run, requests) = run(api, vec![Reply::stream(broken.into_bytes())], 15, &[]);
+        let name = api.name();
+        assert_eq!(
+            run.status,
+            EndStatus::ModelError,
+            "{name}: {}",
+            run.transcript
+        );
+        assert_eq!(requests.len(), 1, "{name}");
+        assert_eq!(run.files["a.txt"], b"kept", "{name}");
+        assert!(!run.files.contains_key("b.txt"), "{name}");
+        let error = run.of_type("model_error")[0];
+        assert_eq!(error["kind"], "malformed_event", "{name}");
+        let reported = error["offset"].as_u64().unwrap() as usize;
+        assert_eq!(reported, offset, "{name}: the offset of the bad event");
+    }
+}
