@@ -1128,3 +1128,72 @@ fn garbage_in_the_stream_ends_the_run_with_its_offset_after_the_confirmed_calls(
         assert_eq!(reported, offset, "{name}: the offset of the bad event");
     }
 }
+
+#[test]
+fn a_context_overflow_clears_the_older_results_once_and_asks_again() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let mut rng = Rng(0x15 + seed as u64);
+        let overflow = match api {
+            Api::AnthropicMessages => "prompt is too long: 210000 tokens > 200000 maximum",
+            _ => "context_length_exceeded",
+        };
+        let replies = vec![
+            stream(
+                api,
+                "",
+                &[c("call_1", "read_file", json!({"path": "a.txt"}))],
+                End::Done,
+                &mut rng,
+            ),
+            stream(
+                api,
+                "",
+                &[c("call_2", "read_file", json!({"path": "b.txt"}))],
+                End::Done,
+                &mut rng,
+            ),
+            Reply::status(400, overflow),
+            stream(api, "Done.", &[], End::Done, &mut rng),
+        ];
+        let (run, requests) = run(api, replies, 16, &[("a.txt", "first"), ("b.txt", "second")]);
+        let name = api.name();
+        assert_eq!(run.status, EndStatus::Done, "{name}: {}", run.transcript);
+        assert_eq!(
+            reasons(&run),
+            ["next_turn", "next_turn", "compact_retry"],
+            "{name}"
+        );
+        assert_eq!(
+            run.of_type("model_error")[0]["kind"],
+            "context_overflow",
+            "{name}"
+        );
+        assert_eq!(
+            results(api, &requests[2].body),
+            [
+                ("call_1".to_owned(), "first".to_owned()),
+                ("call_2".to_owned(), "second".to_owned())
+            ],
+            "{name}"
+        );
+        let cleared = "[earlier tool results cleared to fit the context window]".to_owned();
+        assert_eq!(
+            results(api, &requests[3].body),
+            [
+                ("call_1".to_owned(), cleared),
+                ("call_2".to_owned(), "second".to_owned())
+            ],
+            "{name}"
+        );
+        assert_paired(api, &requests[3].body);
+    }
+    // A second overflow in the same stretch ends the run.
+    let api = Api::OpenAiChat;
+    let replies = vec![
+        Reply::status(400, "context_length_exceeded"),
+        Reply::status(400, "context_length_exceeded"),
+    ];
+    let (run, requests) = run(api, replies, 17, &[]);
+    assert_eq!(run.status, EndStatus::RecoveryExhausted);
+    assert_eq!(requests.len(), 2);
+}

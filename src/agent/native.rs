@@ -34,6 +34,10 @@
 //! [`MAX_TURN_RETRIES`](super::recovery::MAX_TURN_RETRIES) times in a row: with the results
 //! and a note when calls had run, else the very same request. A stream the reader cannot read
 //! (not an event stream, bad JSON) ends the run with a `model_error`.
+//!
+//! A request the server refuses as too long for the context window is answered as in the CTL
+//! loop: once (`compact_retry`), every tool result but the latest is cleared to a note, and
+//! the request is sent again.
 
 use std::io::{self, Write};
 
@@ -98,6 +102,9 @@ pub trait NativeSource {
     fn answer(&mut self, replies: &[ToolReply], note: Option<&str>);
     /// Forgets the last turn: the next request is the same as its.
     fn discard(&mut self);
+    /// Replaces the output of every tool result but the latest with a note (the answer to a
+    /// context overflow); returns how many were cleared.
+    fn compact(&mut self) -> usize;
     /// A short description for the transcript (`anthropic-messages:MODEL`).
     fn describe(&self) -> String;
 }
@@ -204,6 +211,21 @@ pub fn run_native(
         executor.drain(&mut transcript);
         let read = match read {
             Ok(read) => read,
+            Err(ModelError::ContextOverflow(detail)) => {
+                transcript.record(
+                    Rec::new("model_error")
+                        .field("turn", turn)
+                        .field("kind", "context_overflow")
+                        .field("error", &detail),
+                );
+                let Some(t) = recovery.on_context_overflow() else {
+                    break EndStatus::RecoveryExhausted;
+                };
+                model.discard();
+                model.compact();
+                record_transition(&mut transcript, config, &recovery, turn, t);
+                continue;
+            }
             Err(error) => {
                 transcript.record(
                     Rec::new("model_error")
@@ -294,17 +316,7 @@ pub fn run_native(
             model.answer(&replies, None);
             recovery.on_progress()
         };
-        let next_limit = if recovery.output_limit_escalated {
-            config.escalated_max_tokens
-        } else {
-            config.max_tokens
-        };
-        transcript.record(
-            Rec::new("transition")
-                .field("turn", turn + 1)
-                .field("reason", transition.name())
-                .field("max_tokens", next_limit),
-        );
+        record_transition(&mut transcript, config, &recovery, turn, transition);
     };
     executor.drain(&mut transcript);
     transcript.record(
@@ -316,6 +328,27 @@ pub fn run_native(
         Some(e) => Err(e),
         None => Ok(status),
     }
+}
+
+/// The `transition` record: the loop goes on to request `turn + 1`.
+fn record_transition(
+    transcript: &mut Transcript<'_>,
+    config: &Config,
+    recovery: &Recovery,
+    turn: u32,
+    transition: Transition,
+) {
+    let next_limit = if recovery.output_limit_escalated {
+        config.escalated_max_tokens
+    } else {
+        config.max_tokens
+    };
+    transcript.record(
+        Rec::new("transition")
+            .field("turn", turn + 1)
+            .field("reason", transition.name())
+            .field("max_tokens", next_limit),
+    );
 }
 
 /// A confirmed call: judged and run (an `apply_patch` patch fed whole into a session of the

@@ -33,6 +33,9 @@ pub use shape::{Conversation, SentCall, ToolMode, ToolReply};
 
 /// The Anthropic API's base URL when `ANTHROPIC_BASE_URL` is not set.
 pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// What a tool result's output becomes when a context overflow compacts the conversation.
+pub const COMPACTED: &str = "[earlier tool results cleared to fit the context window]";
+
 /// The `anthropic-version` header sent.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
@@ -356,6 +359,10 @@ impl NativeSource for Provider {
     fn discard(&mut self) {
         self.said.clear();
         self.calls.clear();
+    }
+
+    fn compact(&mut self) -> usize {
+        self.conversation.clear_old_results(COMPACTED)
     }
 
     fn describe(&self) -> String {

@@ -63,6 +63,8 @@ pub struct Conversation {
     api: Api,
     system: String,
     items: Vec<Value>,
+    /// Where the latest results begin in `items` (the ones compaction keeps).
+    latest_results: usize,
 }
 
 impl Conversation {
@@ -72,6 +74,7 @@ impl Conversation {
             api,
             system: system.into(),
             items: Vec::new(),
+            latest_results: 0,
         }
     }
 
@@ -165,6 +168,13 @@ impl Conversation {
             return;
         }
         let custom = |id: &str| calls.iter().any(|c| c.id == id && c.custom);
+        // On Anthropic the results may join the user message that ends the conversation.
+        self.latest_results = match self.items.last() {
+            Some(last) if self.api == Api::AnthropicMessages && last["role"] == "user" => {
+                self.items.len() - 1
+            }
+            _ => self.items.len(),
+        };
         match self.api {
             Api::OpenAiChat => {
                 for r in replies {
@@ -194,6 +204,39 @@ impl Conversation {
                 self.anthropic_user(blocks);
             }
         }
+    }
+
+    /// Compaction, the one-shot answer to a context overflow: the output of every tool result
+    /// before the latest results is replaced by `note` (the pairing of ids stays). Returns how
+    /// many were cleared.
+    pub fn clear_old_results(&mut self, note: &str) -> usize {
+        let mut cleared = 0;
+        let mut clear = |slot: &mut Value| {
+            if slot.as_str() != Some(note) {
+                *slot = json!(note);
+                cleared += 1;
+            }
+        };
+        for item in &mut self.items[..self.latest_results] {
+            match self.api {
+                Api::OpenAiChat if item["role"] == "tool" => clear(&mut item["content"]),
+                Api::OpenAiResponses
+                    if item["type"] == "function_call_output"
+                        || item["type"] == "custom_tool_call_output" =>
+                {
+                    clear(&mut item["output"])
+                }
+                Api::AnthropicMessages if item["role"] == "user" => {
+                    for block in item["content"].as_array_mut().into_iter().flatten() {
+                        if block["type"] == "tool_result" {
+                            clear(&mut block["content"]);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        cleared
     }
 
     fn anthropic_user(&mut self, blocks: Vec<Value>) {
