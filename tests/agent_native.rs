@@ -1197,3 +1197,34 @@ fn a_context_overflow_clears_the_older_results_once_and_asks_again() {
     assert_eq!(run.status, EndStatus::RecoveryExhausted);
     assert_eq!(requests.len(), 2);
 }
+
+#[test]
+fn a_refused_token_field_is_switched_once_with_native_tools() {
+    let api = Api::OpenAiChat;
+    let mut rng = Rng(0x16);
+    let refusal =
+        r#"{"error":{"message":"Unsupported parameter: 'max_tokens'","param":"max_tokens"}}"#;
+    let replies = vec![
+        Reply::Status {
+            code: 400,
+            headers: Vec::new(),
+            body: refusal.into(),
+        },
+        stream(
+            api,
+            "",
+            &[c("call_1", "read_file", json!({"path": "a.txt"}))],
+            End::Done,
+            &mut rng,
+        ),
+        stream(api, "Done.", &[], End::Done, &mut rng),
+    ];
+    let (run, requests) = run(api, replies, 18, &[("a.txt", "x")]);
+    assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests[0].body["max_tokens"], 4096);
+    for request in &requests[1..] {
+        assert_eq!(request.body["max_completion_tokens"], 4096);
+        assert!(request.body.get("max_tokens").is_none());
+    }
+}

@@ -46,7 +46,8 @@ pub use config::{
     seconds, OpenAiConfig, TokenField, DEFAULT_FINISH_GRACE, DEFAULT_READ_TIMEOUT,
     MAX_FINISH_GRACE, MAX_READ_TIMEOUT,
 };
-use wire::{parse_completion, parse_event, refuses_field, Delta};
+pub(crate) use wire::refuses_field;
+use wire::{parse_completion, parse_event, Delta};
 
 /// The API's base URL when `OPENAI_BASE_URL` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";

@@ -22,7 +22,9 @@ use serde_json::Value;
 use super::http::{self, Exchange, Head, HeadError, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
 use super::native::{NativeSource, NativeTurn};
-use super::openai::{OpenAiConfig, TokenField, DEFAULT_READ_TIMEOUT, MAX_READ_TIMEOUT};
+use super::openai::{
+    refuses_field, OpenAiConfig, TokenField, DEFAULT_READ_TIMEOUT, MAX_READ_TIMEOUT,
+};
 use super::retry::{self, RetryPolicy};
 use super::tools::Tool;
 use crate::streams::{Api, Arguments, Event, Format, Limits, StreamReader};
@@ -145,8 +147,7 @@ impl ProviderConfig {
 /// The model source of `--model openai|openai-responses|anthropic`. See the module
 /// documentation.
 pub struct Provider {
-    config: ProviderConfig,
-    agent: ureq::Agent,
+    client: Client,
     mode: ToolMode,
     /// The native conversation (`--tools native`); the CTL path builds it from the loop's
     /// messages at each request.
@@ -155,6 +156,14 @@ pub struct Provider {
     /// What the turn being answered said: its text and the calls it made.
     said: String,
     calls: Vec<SentCall>,
+}
+
+/// The HTTP side: one request with its retries, one body into a stream reader.
+struct Client {
+    config: ProviderConfig,
+    agent: ureq::Agent,
+    /// Chat's token field was already switched once after a refusal.
+    field_switched: bool,
     notices: Box<dyn FnMut(&str) + Send>,
 }
 
@@ -169,29 +178,35 @@ impl Provider {
         let name = config.api.name();
         Provider {
             conversation: Conversation::new(config.api, ""),
-            config,
-            agent,
+            client: Client {
+                config,
+                agent,
+                field_switched: false,
+                notices: Box::new(move |notice| eprintln!("frontier: {name}: {notice}")),
+            },
             mode,
             tools: Vec::new(),
             said: String::new(),
             calls: Vec::new(),
-            notices: Box::new(move |notice| eprintln!("frontier: {name}: {notice}")),
         }
     }
 
     /// Sends the notices to `notices` instead of standard error.
     pub fn with_notices(mut self, notices: impl FnMut(&str) + Send + 'static) -> Provider {
-        self.notices = Box::new(notices);
+        self.client.notices = Box::new(notices);
         self
     }
+}
 
+impl Client {
     /// Sends `body` and waits for a success status, retrying as [`ProviderConfig::retry`]
     /// allows.
-    fn open(&mut self, body: &Value) -> Result<Exchange, ModelError> {
-        let (url, headers, body) = (self.config.url(), self.config.headers(), body.to_string());
+    fn open(&mut self, body: &dyn Fn(TokenField) -> Value) -> Result<Exchange, ModelError> {
+        let (url, headers) = (self.config.url(), self.config.headers());
         let mut attempt = 0;
         loop {
-            let mut exchange = http::post(&self.agent, &url, &headers, body.clone());
+            let sent = body(self.config.token_field).to_string();
+            let mut exchange = http::post(&self.agent, &url, &headers, sent);
             let (code, text, retry_after) = match exchange.head(self.config.read_timeout) {
                 Ok(Head::Ok { .. }) => return Ok(exchange),
                 Ok(Head::Status {
@@ -212,6 +227,22 @@ impl Provider {
                 || text.contains("prompt is too long")
             {
                 return Err(ModelError::ContextOverflow(format!("HTTP {code}: {text}")));
+            }
+            let field = self.config.token_field;
+            if self.config.api == Api::OpenAiChat
+                && !self.field_switched
+                && refuses_field(code, &text, field.name())
+            {
+                self.field_switched = true;
+                self.config.token_field = field.other();
+                let notice = format!(
+                    "the server refused `{}` (HTTP {code}); retrying with `{}`, kept for the rest \
+                     of the session (set OPENAI_TOKEN_FIELD to skip this)",
+                    field.name(),
+                    field.other().name()
+                );
+                (self.notices)(&notice);
+                continue;
             }
             let now = SystemTime::now();
             match self
@@ -291,7 +322,7 @@ impl Provider {
 
 impl NativeSource for Provider {
     fn start(&mut self, system: &str, task: Option<&str>, tools: &[Tool]) {
-        self.conversation = Conversation::new(self.config.api, system);
+        self.conversation = Conversation::new(self.client.config.api, system);
         self.conversation
             .user(task.unwrap_or(super::openai::DEFAULT_TASK));
         self.tools = tools.to_vec();
@@ -304,14 +335,11 @@ impl NativeSource for Provider {
     ) -> Result<NativeTurn, ModelError> {
         self.said.clear();
         self.calls.clear();
-        let body = self.conversation.body(
-            &self.config.model,
-            max_tokens,
-            self.config.token_field.name(),
-            &self.tools,
-            self.mode,
-        );
-        let exchange = self.open(&body)?;
+        let (conversation, tools, mode) = (&self.conversation, &self.tools, self.mode);
+        let model = self.client.config.model.clone();
+        let exchange = self
+            .client
+            .open(&|field| conversation.body(&model, max_tokens, field.name(), tools, mode))?;
         let mut said = std::mem::take(&mut self.said);
         let mut calls = std::mem::take(&mut self.calls);
         let mut seen = |event: Event<'_>| {
@@ -336,7 +364,7 @@ impl NativeSource for Provider {
             }
             on_event(event);
         };
-        let turn = self.read(exchange, &mut seen, &|| false);
+        let turn = self.client.read(exchange, &mut seen, &|| false);
         self.said = said;
         self.calls = calls;
         Ok(turn)
@@ -366,7 +394,11 @@ impl NativeSource for Provider {
     }
 
     fn describe(&self) -> String {
-        format!("{}:{}", self.config.api.name(), self.config.model)
+        format!(
+            "{}:{}",
+            self.client.config.api.name(),
+            self.client.config.model
+        )
     }
 }
 
@@ -383,7 +415,7 @@ impl ModelSource for Provider {
             .map(|m| m.content.as_str())
             .collect::<Vec<_>>()
             .join("\n\n");
-        let mut conversation = Conversation::new(self.config.api, system);
+        let mut conversation = Conversation::new(self.client.config.api, system);
         let mut first = true;
         for m in request.messages.iter().filter(|m| m.role != Role::System) {
             if first && m.role != Role::User {
@@ -398,14 +430,10 @@ impl ModelSource for Provider {
         if first {
             conversation.user(super::openai::DEFAULT_TASK);
         }
-        let body = conversation.body(
-            &self.config.model,
-            request.max_tokens,
-            self.config.token_field.name(),
-            &[],
-            ToolMode::Ctl,
-        );
-        let exchange = self.open(&body)?;
+        let model = self.client.config.model.clone();
+        let exchange = self.client.open(&|field| {
+            conversation.body(&model, request.max_tokens, field.name(), &[], ToolMode::Ctl)
+        })?;
         let stopped = std::cell::Cell::new(false);
         let mut on_event = |event: Event<'_>| {
             if let Event::Text(text) = event {
@@ -414,7 +442,7 @@ impl ModelSource for Provider {
                 }
             }
         };
-        let turn = self.read(exchange, &mut on_event, &|| stopped.get());
+        let turn = self.client.read(exchange, &mut on_event, &|| stopped.get());
         if stopped.get() {
             return Ok(Some(Finish::Stop));
         }
