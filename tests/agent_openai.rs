@@ -204,6 +204,8 @@ fn config(base: &str) -> OpenAiConfig {
     let mut config = OpenAiConfig::new(base, "test-model");
     config.api_key = Some("test-key".into());
     config.read_timeout = Duration::from_secs(10);
+    // One reply per request in these tests: retries are tested in agent_native.
+    config.retry.max_retries = 0;
     config
 }
 
@@ -902,7 +904,7 @@ fn the_token_field_is_configurable_and_a_refusal_switches_it_once() {
         Setup::default(),
     );
     assert_eq!(s.run.status, EndStatus::ModelError);
-    assert_eq!(s.run.of_type("model_error")[0]["kind"], "server_error");
+    assert_eq!(s.run.of_type("model_error")[0]["kind"], "bad_request");
     assert_eq!(s.requests.len(), 2);
 }
 

@@ -40,6 +40,8 @@ pub enum Head {
         code: u16,
         /// The body, lossily decoded, at most [`MAX_ERROR_BODY`] bytes of it.
         body: String,
+        /// The `retry-after` header, as sent (seconds or an HTTP date).
+        retry_after: Option<String>,
     },
 }
 
@@ -94,13 +96,18 @@ fn exchange(request: ureq::Request, body: String, sender: SyncSender<Message>) {
     let response = match request.send_string(&body) {
         Ok(response) => response,
         Err(ureq::Error::Status(code, response)) => {
+            let retry_after = response.header("retry-after").map(str::to_owned);
             let mut kept = Vec::new();
             let _ = response
                 .into_reader()
                 .take(MAX_ERROR_BODY as u64)
                 .read_to_end(&mut kept);
             let body = String::from_utf8_lossy(&kept).into_owned();
-            let _ = sender.send(Message::Head(Ok(Head::Status { code, body })));
+            let _ = sender.send(Message::Head(Ok(Head::Status {
+                code,
+                body,
+                retry_after,
+            })));
             return;
         }
         Err(ureq::Error::Transport(t)) => {

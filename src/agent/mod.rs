@@ -1,7 +1,8 @@
 //! The agent loop: a thin consumer that executes only confirmed frames.
 //!
-//! `frontier run` drives a model (a recorded session or an OpenAI-compatible endpoint) whose
-//! output is CTL. The loop ([`runner`]) pushes the streamed bytes into the CTL parser and
+//! `frontier run` drives a model (a recorded session, an OpenAI-compatible endpoint, OpenAI
+//! Responses or Anthropic Messages) whose output is CTL, or whose tool calls are the API's own
+//! ([`native`], `--tools native`). The loop ([`runner`]) pushes the streamed bytes into the CTL parser and
 //! acts on a tool call only when the call's `end` line is confirmed, never before; once
 //! recorded, a call is executed or explicitly refused. The transcript is append-only JSON
 //! lines ([`transcript`]).
@@ -11,6 +12,8 @@
 //! | [`model`] | the one interface both model sources implement |
 //! | [`replay`] | recorded turns (`--model replay:FILE`) |
 //! | [`openai`], [`sse`] (shared with [`crate::streams`]), [`http`] | streaming chat completions over server-sent events (`--model openai`) |
+//! | [`provider`], [`retry`] | OpenAI Chat, OpenAI Responses and Anthropic Messages read by [`crate::streams`], native tools or CTL; which HTTP errors are retried |
+//! | [`native`] | the loop with native tool calling: calls confirmed by the stream reader, results in each API's shape |
 //! | [`runner`] | the loop, the streamed concurrency partitioning |
 //! | [`recovery`] | the recovery state machine: named transitions, one lock or counter per path |
 //! | [`policy`] | judging a call: toolsets by trust boundary, schemas, paths, the guard |
@@ -52,11 +55,14 @@ pub mod context;
 pub mod guard;
 pub mod http;
 pub mod model;
+pub mod native;
 pub mod openai;
 pub mod patch;
 pub mod policy;
+pub mod provider;
 pub mod recovery;
 pub mod replay;
+pub mod retry;
 pub mod runner;
 pub mod shell;
 pub use crate::streams::sse;
@@ -64,5 +70,6 @@ pub mod tools;
 pub mod transcript;
 
 pub use model::{Finish, Flow, Message, ModelError, ModelSource, Request, Role};
+pub use native::{run_native, NativeSource};
 pub use policy::Toolset;
 pub use runner::{run, Config, EndStatus};

@@ -61,6 +61,14 @@ pub enum ModelError {
     Server(String),
     /// The request could not be sent (connection refused, bad URL, …).
     Transport(String),
+    /// The server refused the request with an error status, after the retries
+    /// ([`super::retry`]) for the statuses that are retried.
+    Status {
+        /// The HTTP status.
+        code: u16,
+        /// What it means, and the start of the server's answer.
+        detail: String,
+    },
 }
 
 impl ModelError {
@@ -72,6 +80,12 @@ impl ModelError {
             ModelError::Malformed(_) => "malformed_event",
             ModelError::Server(_) => "server_error",
             ModelError::Transport(_) => "transport_error",
+            ModelError::Status { code, .. } => match code {
+                401 | 403 => "unauthorized",
+                429 => "rate_limited",
+                500..=599 => "server_error",
+                _ => "bad_request",
+            },
         }
     }
 
@@ -81,7 +95,8 @@ impl ModelError {
             | ModelError::Disconnected(d)
             | ModelError::Malformed(d)
             | ModelError::Server(d)
-            | ModelError::Transport(d) => d,
+            | ModelError::Transport(d)
+            | ModelError::Status { detail: d, .. } => d,
         }
     }
 }

@@ -36,6 +36,10 @@ pub const MAX_TRUNCATION_RETRIES: u8 = 3;
 /// How many stream errors in a row are answered with a nudge; the next one ends the run.
 pub const MAX_STREAM_ERRORS: u8 = 3;
 
+/// How many turns in a row a native-tools run asks again after the stream broke off (a
+/// dropped connection, an error event); the next break ends the run.
+pub const MAX_TURN_RETRIES: u8 = 2;
+
 /// Why the loop makes another request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transition {
@@ -50,6 +54,9 @@ pub enum Transition {
     /// A byte outside CTL broke the stream: tell the model where and why, and ask for a new
     /// frame in a fresh stream.
     StreamErrorNudge,
+    /// A native-tools stream broke off (dropped, or an error event): what was confirmed ran,
+    /// the rest never will; ask again.
+    RetryTurn,
 }
 
 impl Transition {
@@ -61,6 +68,7 @@ impl Transition {
             Transition::ResumeNudge => "resume_nudge",
             Transition::CompactRetry => "compact_retry",
             Transition::StreamErrorNudge => "stream_error_nudge",
+            Transition::RetryTurn => "retry_turn",
         }
     }
 }
@@ -76,6 +84,8 @@ pub struct Recovery {
     pub truncation_retries: u8,
     /// Stream errors answered in this stretch.
     pub stream_errors: u8,
+    /// Broken-off turns asked again in this stretch.
+    pub turn_retries: u8,
 }
 
 impl Recovery {
@@ -109,6 +119,16 @@ impl Recovery {
         }
         self.stream_errors += 1;
         Some(Transition::StreamErrorNudge)
+    }
+
+    /// A native-tools stream broke off. `None`: [`MAX_TURN_RETRIES`] were already asked again
+    /// since the last normal progress.
+    pub fn on_broken_off(&mut self) -> Option<Transition> {
+        if self.turn_retries >= MAX_TURN_RETRIES {
+            return None;
+        }
+        self.turn_retries += 1;
+        Some(Transition::RetryTurn)
     }
 
     /// Normal progress: the only place the locks and counters are reset.
@@ -161,6 +181,10 @@ mod tests {
             assert_eq!(r.on_stream_error(), Some(Transition::StreamErrorNudge));
         }
         assert_eq!(r.on_stream_error(), None);
+        for _ in 0..MAX_TURN_RETRIES {
+            assert_eq!(r.on_broken_off(), Some(Transition::RetryTurn));
+        }
+        assert_eq!(r.on_broken_off(), None);
         assert_eq!(r.on_progress(), Transition::NextTurn);
         assert_eq!(r, Recovery::default());
         assert_eq!(r.on_truncated(), Some(Transition::EscalateOutputLimit));

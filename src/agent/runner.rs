@@ -207,19 +207,31 @@ struct InFlight {
     handle: JoinHandle<ToolOutput>,
 }
 
-/// Runs calls, partitioned, and records them.
-struct Executor<'c> {
-    config: &'c Config,
+/// Runs calls, partitioned, and records them (shared with the native-tools loop,
+/// [`super::native`]).
+pub(super) struct Executor<'c> {
+    pub(super) config: &'c Config,
     in_flight: Vec<InFlight>,
     /// The results of this turn, for the next request: `(id, tool, status, output)`.
-    results: Vec<(String, String, &'static str, Vec<u8>)>,
+    pub(super) results: Vec<(String, String, &'static str, Vec<u8>)>,
     /// The context engine, when the loop governs its context.
     context: Option<ContextLoop>,
     /// Why the context engine failed while running a call (the run ends after the turn).
     context_failed: Option<String>,
 }
 
-impl Executor<'_> {
+impl<'c> Executor<'c> {
+    /// No call in flight, no result.
+    pub(super) fn new(config: &'c Config) -> Executor<'c> {
+        Executor {
+            config,
+            in_flight: Vec::new(),
+            results: Vec::new(),
+            context: None,
+            context_failed: None,
+        }
+    }
+
     /// A confirmed call the assembler did not hold (over its bounds): recorded with its id and
     /// name (its arguments as `null`), then refused, in call order like every other call.
     fn refuse_unheld(
@@ -236,7 +248,7 @@ impl Executor<'_> {
             .push((too_large.id, too_large.name, "refused", reason.into_bytes()));
     }
 
-    fn handle(
+    pub(super) fn handle(
         &mut self,
         turn: u32,
         call: ToolCall,
@@ -335,7 +347,7 @@ impl Executor<'_> {
     }
 
     /// Waits for every call in flight and records their results, in call order.
-    fn drain(&mut self, transcript: &mut Transcript<'_>) {
+    pub(super) fn drain(&mut self, transcript: &mut Transcript<'_>) {
         for call in std::mem::take(&mut self.in_flight) {
             let out = call.handle.join().unwrap_or_else(|_| ToolOutput {
                 ok: false,
@@ -489,13 +501,8 @@ pub fn run(
         }
         None => None,
     };
-    let mut executor = Executor {
-        config,
-        in_flight: Vec::new(),
-        results: Vec::new(),
-        context,
-        context_failed: None,
-    };
+    let mut executor = Executor::new(config);
+    executor.context = context;
     let mut stream = Stream::new(config.limits, config.ctl_mode);
     let mut recovery = Recovery::default();
     // How the run ends if the source ends now: after a turn cut by the output limit or broken

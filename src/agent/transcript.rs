@@ -10,6 +10,8 @@
 //! | `patch_problem` | `turn`, `id`, `kind`, `detail` | an `apply_patch` call's patch is malformed, does not apply or touches a protected path, known while it streams (before its `end`) |
 //! | `stream_error` | `turn`, `offset`, `byte`, `kind`, `call` | a byte outside CTL; `call`: the call it cut (never run) |
 //! | `stream_incomplete` | `turn`, `consumed`, `call` | the stream ended inside a frame |
+//! | `malformed_call` | `turn`, `id`, `name`, `arguments`, `reason` | native tools: a call finished with arguments that are not whole (never run) |
+//! | `incomplete_call` | `turn`, `id`, `name`, `arguments` | native tools: a call the stream left unfinished (never run) |
 //! | `model_error` | `turn`, `kind`, `error` | the model source failed |
 //! | `transition` | `turn`, `reason`, `max_tokens` | the loop goes on to request `turn` (`reason`: a [`Transition`](super::recovery::Transition) name) |
 //! | `end` | `status`, `exit` | last |

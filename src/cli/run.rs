@@ -1,5 +1,6 @@
-//! `frontier run`: the agent loop, driven by a replayed session or an OpenAI-compatible
-//! endpoint. The loop itself is [`frontier::agent`]; this module reads flags and files.
+//! `frontier run`: the agent loop, driven by a replayed session, an OpenAI-compatible
+//! endpoint, OpenAI Responses or Anthropic Messages, with tools in CTL or native. The loop
+//! itself is [`frontier::agent`]; this module reads flags and files.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::OpenOptions;
@@ -12,27 +13,35 @@ use std::sync::Arc;
 use frontier::agent::context::vocab::VocabCounter;
 use frontier::agent::context::{Ladder, Settings};
 use frontier::agent::openai::{OpenAi, OpenAiConfig};
+use frontier::agent::provider::{Provider, ProviderConfig, ToolMode};
 use frontier::agent::replay::{self, Replay};
 use frontier::agent::shell::ShellLimits;
-use frontier::agent::{Config, ModelSource, Toolset};
+use frontier::agent::{Config, ModelSource, NativeSource, Toolset};
 use frontier::apply::Workspace;
 use frontier::ctl::Limits;
 use frontier::language::CtlMode;
+use frontier::streams::Api;
 
 use super::{display, input};
 
 /// Flags of `run`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// `replay:FILE` (recorded turns, one JSON object per line) or `openai` (the endpoint named
-    /// by OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_MODEL).
+    /// `replay:FILE` (recorded turns, one JSON object per line), `openai` (Chat Completions at
+    /// OPENAI_BASE_URL, with OPENAI_API_KEY, OPENAI_MODEL), `openai-responses` (Responses,
+    /// the same variables) or `anthropic` (Messages at ANTHROPIC_BASE_URL, with
+    /// ANTHROPIC_API_KEY, ANTHROPIC_MODEL).
     #[arg(long)]
     model: OsString,
+    /// How a live model calls tools: `ctl` (CTL in its text, the default) or `native` (the
+    /// API's own tool calls, each run when the stream reader confirms it).
+    #[arg(long, default_value = "ctl")]
+    tools: String,
     /// The workspace: every path is confined to it, every command runs in it.
     #[arg(long)]
     root: OsString,
-    /// The user's request, the conversation's first user message (required with
-    /// `--model openai`).
+    /// The user's request, the conversation's first user message (required with a live
+    /// model).
     #[arg(long)]
     task: Option<String>,
     /// Where to write the transcript (JSON lines), appended to the file if it exists; default
@@ -183,24 +192,56 @@ pub fn run(args: Args) -> Result<i32, String> {
         .as_bytes()
         .strip_prefix(b"replay:")
         .map(OsStr::from_bytes);
-    let (mut model, ctl_mode): (Box<dyn ModelSource>, CtlMode) = if let Some(file) = replay_file {
+    let tools = match args.tools.as_str() {
+        "ctl" => ToolMode::Ctl,
+        "native" => ToolMode::Native,
+        other => return Err(format!("--tools {other:?}: expected ctl or native")),
+    };
+    let model = if let Some(file) = replay_file {
+        if tools == ToolMode::Native {
+            return Err("--tools native needs a live model (openai, openai-responses, anthropic), not a replay".into());
+        }
         let name = display::path(file);
         let bytes = input::read_all(file).map_err(|e| format!("{name}: {e}"))?;
         let text = String::from_utf8(bytes).map_err(|_| format!("{name}: not UTF-8"))?;
         let session = replay::parse_session(&text).map_err(|e| format!("{name}: {e}"))?;
         let replay = Replay::new(file.to_string_lossy(), session.turns, args.chunk);
-        (Box::new(replay), session.ctl_mode)
-    } else if args.model == "openai" {
-        let config = OpenAiConfig::from_env()?;
-        if args.task.as_deref().is_none_or(|t| t.trim().is_empty()) {
-            return Err("--model openai needs --task: the request for the model".into());
-        }
-        (Box::new(OpenAi::new(config)), CtlMode::Extended)
+        Source::Ctl(Box::new(replay), session.ctl_mode)
     } else {
-        return Err(format!(
-            "--model {}: expected replay:FILE or openai",
-            display::path(&args.model)
-        ));
+        let api = match args.model.to_str() {
+            Some("openai") => Api::OpenAiChat,
+            Some("openai-responses") => Api::OpenAiResponses,
+            Some("anthropic") => Api::AnthropicMessages,
+            _ => {
+                return Err(format!(
+                    "--model {}: expected replay:FILE, openai, openai-responses or anthropic",
+                    display::path(&args.model)
+                ))
+            }
+        };
+        let live = if api == Api::OpenAiChat && tools == ToolMode::Ctl {
+            Source::Ctl(
+                Box::new(OpenAi::new(OpenAiConfig::from_env()?)),
+                CtlMode::Extended,
+            )
+        } else {
+            let provider = Provider::new(ProviderConfig::from_env(api)?, tools);
+            match tools {
+                ToolMode::Native => Source::Native(Box::new(provider)),
+                ToolMode::Ctl => Source::Ctl(Box::new(provider), CtlMode::Extended),
+            }
+        };
+        if args.task.as_deref().is_none_or(|t| t.trim().is_empty()) {
+            return Err(format!(
+                "--model {} needs --task: the request for the model",
+                display::path(&args.model)
+            ));
+        }
+        live
+    };
+    let ctl_mode = match &model {
+        Source::Ctl(_, mode) => *mode,
+        Source::Native(_) => CtlMode::Extended,
     };
     let mut config = Config::new(workspace);
     config.toolset = toolset;
@@ -249,14 +290,23 @@ pub fn run(args: Args) -> Result<i32, String> {
             Box::new(io::stdout().lock())
         }
     };
-    let status = frontier::agent::run(&config, model.as_mut(), &mut out)
-        .map_err(|e| format!("writing the transcript: {e}"))?;
+    let status = match model {
+        Source::Ctl(mut model, _) => frontier::agent::run(&config, model.as_mut(), &mut out),
+        Source::Native(mut model) => frontier::agent::run_native(&config, model.as_mut(), &mut out),
+    }
+    .map_err(|e| format!("writing the transcript: {e}"))?;
     out.flush()
         .map_err(|e| format!("writing the transcript: {e}"))?;
     if status.exit_code() != 0 {
         eprintln!("frontier: run ended: {}", status.name());
     }
     Ok(status.exit_code())
+}
+
+/// Where the turns come from: a source of CTL bytes (in its CTL mode) or a native caller.
+enum Source {
+    Ctl(Box<dyn ModelSource>, CtlMode),
+    Native(Box<dyn NativeSource>),
 }
 
 /// The regular file standard output is redirected to, if it is one (Linux: through

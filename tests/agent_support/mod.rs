@@ -2,11 +2,13 @@
 //! snapshotting the workspace, reading the transcript back.
 #![allow(dead_code)]
 
+pub mod server;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use frontier::agent::replay::{self, Replay, Session, Turn};
-use frontier::agent::{self, Config, EndStatus, ModelSource, Toolset};
+use frontier::agent::{self, Config, EndStatus, ModelSource, NativeSource, Toolset};
 use frontier::apply::Workspace;
 use serde_json::Value;
 
@@ -62,6 +64,24 @@ pub fn run_with(model: &mut dyn ModelSource, configure: impl FnOnce(&mut Config)
     configure(&mut config);
     let mut out = Vec::new();
     let status = agent::run(&config, model, &mut out).unwrap();
+    finish(status, out, dir.path())
+}
+
+/// Runs a native-tools `model` in a fresh temporary workspace with `configure` applied.
+pub fn run_native_with(
+    model: &mut dyn NativeSource,
+    configure: impl FnOnce(&mut Config),
+) -> RunResult {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(Workspace::new(dir.path()).unwrap());
+    config.task = Some("test".into());
+    configure(&mut config);
+    let mut out = Vec::new();
+    let status = agent::run_native(&config, model, &mut out).unwrap();
+    finish(status, out, dir.path())
+}
+
+fn finish(status: EndStatus, out: Vec<u8>, root: &Path) -> RunResult {
     let transcript = String::from_utf8(out).unwrap();
     let records = transcript
         .lines()
@@ -71,7 +91,7 @@ pub fn run_with(model: &mut dyn ModelSource, configure: impl FnOnce(&mut Config)
         status,
         transcript,
         records,
-        files: snapshot(dir.path()),
+        files: snapshot(root),
     }
 }
 

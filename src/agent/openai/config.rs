@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::DEFAULT_BASE_URL;
+use crate::agent::retry::RetryPolicy;
 
 /// How long the server may stay silent (before the head, or between two reads of the body)
 /// when `OPENAI_READ_TIMEOUT` is not set: 300 s.
@@ -84,6 +85,8 @@ pub struct OpenAiConfig {
     pub finish_grace: Duration,
     /// The field of the output limit (`OPENAI_TOKEN_FIELD`).
     pub token_field: TokenField,
+    /// Which error statuses are retried, how often, how long apart.
+    pub retry: RetryPolicy,
 }
 
 impl OpenAiConfig {
@@ -97,6 +100,7 @@ impl OpenAiConfig {
             model: model.into(),
             read_timeout: DEFAULT_READ_TIMEOUT,
             finish_grace: DEFAULT_FINISH_GRACE,
+            retry: RetryPolicy::default(),
         }
     }
 

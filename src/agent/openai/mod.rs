@@ -21,6 +21,8 @@
 //! - chat templates that refuse a conversation without a user message: one is always sent
 //!   ([`DEFAULT_TASK`] when the conversation has none).
 //!
+//! Error statuses are retried as [`super::retry`] says (429 with its `retry-after`, 500, 502,
+//! 503, 504, 529; bounded by [`OpenAiConfig::retry`]); the others end the turn at once.
 //! Failures are sorted for the loop: an error status whose body names a context overflow
 //! (`context_length_exceeded`) is [`ModelError::ContextOverflow`], which the loop recovers
 //! from by compacting once; a connection that ends, or stays silent for the read timeout,
@@ -28,12 +30,13 @@
 //! JSON is [`ModelError::Malformed`].
 
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{json, Map, Value};
 
 use super::http::{self, Exchange, Head, HeadError, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
+use super::retry::refusal;
 use super::sse::{self, SseReader};
 
 mod config;
@@ -43,7 +46,8 @@ pub use config::{
     seconds, OpenAiConfig, TokenField, DEFAULT_FINISH_GRACE, DEFAULT_READ_TIMEOUT,
     MAX_FINISH_GRACE, MAX_READ_TIMEOUT,
 };
-use wire::{parse_completion, parse_event, refuses_field, Delta};
+pub(crate) use wire::refuses_field;
+use wire::{parse_completion, parse_event, Delta};
 
 /// The API's base URL when `OPENAI_BASE_URL` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -128,11 +132,16 @@ impl OpenAi {
         if let Some(key) = &self.config.api_key {
             headers.push(("Authorization", format!("Bearer {key}")));
         }
+        let mut retries = 0;
         loop {
             let mut exchange = http::post(&self.agent, &url, &headers, self.body(request));
-            let (code, body) = match exchange.head(self.config.read_timeout) {
+            let (code, body, retry_after) = match exchange.head(self.config.read_timeout) {
                 Ok(Head::Ok { content_type }) => return Ok((exchange, content_type)),
-                Ok(Head::Status { code, body }) => (code, body),
+                Ok(Head::Status {
+                    code,
+                    body,
+                    retry_after,
+                }) => (code, body, retry_after),
                 Err(HeadError::Transport(e)) => return Err(ModelError::Transport(e)),
                 Err(HeadError::TimedOut) => {
                     return Err(ModelError::Disconnected(format!(
@@ -157,7 +166,26 @@ impl OpenAi {
                 (self.notices)(&notice);
                 continue;
             }
-            return Err(ModelError::Server(format!("HTTP {code}: {body}")));
+            let retry_after = retry_after.as_deref();
+            let policy = self.config.retry;
+            if let Some(wait) = policy.wait(code, retry_after, retries, SystemTime::now()) {
+                retries += 1;
+                let notice = format!(
+                    "HTTP {code}; retry {retries} of {} in {wait:?}",
+                    policy.max_retries
+                );
+                (self.notices)(&notice);
+                std::thread::sleep(wait);
+                continue;
+            }
+            return Err(refusal(
+                &policy,
+                code,
+                &body,
+                retry_after,
+                retries,
+                "OPENAI_API_KEY",
+            ));
         }
     }
 

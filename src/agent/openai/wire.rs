@@ -9,7 +9,7 @@ use crate::agent::model::{Finish, ModelError};
 /// Whether an error status refuses the request field `field` as unsupported: a 400 or 422
 /// whose body names the field (its `error.param` when it has one, else as a word anywhere)
 /// and says it is unsupported, unknown or not allowed.
-pub(super) fn refuses_field(code: u16, body: &str, field: &str) -> bool {
+pub(crate) fn refuses_field(code: u16, body: &str, field: &str) -> bool {
     if code != 400 && code != 422 {
         return false;
     }

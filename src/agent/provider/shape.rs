@@ -1,0 +1,461 @@
+//! The conversation in each API's own shape, and the tools as each API declares them.
+//!
+//! The conversation is kept as the JSON items the API takes, appended turn by turn, so every
+//! request is one the API accepts:
+//!
+//! | | assistant calls | tool results |
+//! |---|---|---|
+//! | Chat | an `assistant` message with `tool_calls` (`id`, `function.name`, `function.arguments`) | one `role: tool` message per call, `tool_call_id` |
+//! | Responses | `function_call` / `custom_tool_call` items with `call_id` | `function_call_output` / `custom_tool_call_output` items, `call_id` |
+//! | Anthropic | `tool_use` blocks (`id`, `name`, `input`) in the assistant message | `tool_result` blocks (`tool_use_id`, `is_error`) first in the next user message |
+//!
+//! Only calls that got a result are put in the assistant message (a call the stream left
+//! incomplete never ran and is not shown as made), so each call id is paired with exactly one
+//! result. A malformed call is shown as made, with the arguments it streamed (Anthropic: `{}`,
+//! since its `input` must be an object), and its result is the refusal.
+
+use serde_json::{json, Map, Value};
+
+use crate::streams::Api;
+
+use super::super::tools::Tool;
+
+/// The apply_patch grammar Codex constrains its freeform tool with.
+pub const APPLY_PATCH_GRAMMAR: &str = include_str!("../../../grammars/apply_patch.lark");
+
+/// A call as the assistant made it, for the conversation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SentCall {
+    /// The call's id (`call_id` on Responses).
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// A freeform (custom) tool call: `arguments` is its raw input.
+    pub custom: bool,
+    /// The arguments as streamed (JSON text, or the raw input).
+    pub arguments: String,
+}
+
+/// One call's result, for the conversation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolReply {
+    /// The call's id.
+    pub id: String,
+    /// Whether the tool ran and succeeded (a refusal or a failure is an error).
+    pub ok: bool,
+    /// What the model reads.
+    pub output: String,
+}
+
+/// How tools are offered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolMode {
+    /// The tools as the API's own tools (JSON-schema functions; Responses' `apply_patch` as
+    /// the freeform tool with its grammar).
+    Native,
+    /// No API tools: the model writes CTL in its text.
+    Ctl,
+}
+
+/// The conversation of one session, in the shape of `api`.
+#[derive(Clone, Debug)]
+pub struct Conversation {
+    api: Api,
+    system: String,
+    items: Vec<Value>,
+    /// Where the latest results begin in `items` (the ones compaction keeps).
+    latest_results: usize,
+}
+
+impl Conversation {
+    /// An empty conversation under the system prompt `system`.
+    pub fn new(api: Api, system: impl Into<String>) -> Conversation {
+        Conversation {
+            api,
+            system: system.into(),
+            items: Vec::new(),
+            latest_results: 0,
+        }
+    }
+
+    /// The items so far (messages, input items or Anthropic messages).
+    pub fn items(&self) -> &[Value] {
+        &self.items
+    }
+
+    /// A user message; on Anthropic, merged into a user message that ends the conversation
+    /// (its turns must alternate).
+    pub fn user(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        match self.api {
+            Api::AnthropicMessages => {
+                self.anthropic_user(vec![json!({"type": "text", "text": text})])
+            }
+            Api::OpenAiChat | Api::OpenAiResponses => {
+                self.items.push(json!({"role": "user", "content": text}))
+            }
+        }
+    }
+
+    /// The assistant's turn: its text and the calls it made; nothing when both are empty.
+    pub fn assistant(&mut self, text: &str, calls: &[SentCall]) {
+        if text.is_empty() && calls.is_empty() {
+            return;
+        }
+        match self.api {
+            Api::OpenAiChat => {
+                let mut message = Map::new();
+                message.insert("role".into(), json!("assistant"));
+                message.insert(
+                    "content".into(),
+                    if text.is_empty() {
+                        Value::Null
+                    } else {
+                        json!(text)
+                    },
+                );
+                if !calls.is_empty() {
+                    let calls: Vec<Value> = calls
+                        .iter()
+                        .map(|c| {
+                            json!({"id": c.id, "type": "function",
+                                   "function": {"name": c.name, "arguments": c.arguments}})
+                        })
+                        .collect();
+                    message.insert("tool_calls".into(), Value::Array(calls));
+                }
+                self.items.push(Value::Object(message));
+            }
+            Api::OpenAiResponses => {
+                if !text.is_empty() {
+                    self.items
+                        .push(json!({"role": "assistant", "content": text}));
+                }
+                for c in calls {
+                    self.items.push(if c.custom {
+                        json!({"type": "custom_tool_call", "call_id": c.id, "name": c.name,
+                               "input": c.arguments})
+                    } else {
+                        json!({"type": "function_call", "call_id": c.id, "name": c.name,
+                               "arguments": c.arguments})
+                    });
+                }
+            }
+            Api::AnthropicMessages => {
+                let mut blocks = Vec::new();
+                if !text.is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
+                for c in calls {
+                    let input = match serde_json::from_str::<Value>(&c.arguments) {
+                        Ok(Value::Object(object)) => Value::Object(object),
+                        _ => json!({}),
+                    };
+                    blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.name,
+                                       "input": input}));
+                }
+                self.items
+                    .push(json!({"role": "assistant", "content": blocks}));
+            }
+        }
+    }
+
+    /// The results of `calls` (in the order given), each paired with its call by id.
+    pub fn results(&mut self, calls: &[SentCall], replies: &[ToolReply]) {
+        if replies.is_empty() {
+            return;
+        }
+        let custom = |id: &str| calls.iter().any(|c| c.id == id && c.custom);
+        // On Anthropic the results may join the user message that ends the conversation.
+        self.latest_results = match self.items.last() {
+            Some(last) if self.api == Api::AnthropicMessages && last["role"] == "user" => {
+                self.items.len() - 1
+            }
+            _ => self.items.len(),
+        };
+        match self.api {
+            Api::OpenAiChat => {
+                for r in replies {
+                    self.items
+                        .push(json!({"role": "tool", "tool_call_id": r.id, "content": r.output}));
+                }
+            }
+            Api::OpenAiResponses => {
+                for r in replies {
+                    let kind = if custom(&r.id) {
+                        "custom_tool_call_output"
+                    } else {
+                        "function_call_output"
+                    };
+                    self.items
+                        .push(json!({"type": kind, "call_id": r.id, "output": r.output}));
+                }
+            }
+            Api::AnthropicMessages => {
+                let blocks = replies
+                    .iter()
+                    .map(|r| {
+                        json!({"type": "tool_result", "tool_use_id": r.id,
+                               "content": r.output, "is_error": !r.ok})
+                    })
+                    .collect();
+                self.anthropic_user(blocks);
+            }
+        }
+    }
+
+    /// Compaction, the one-shot answer to a context overflow: the output of every tool result
+    /// before the latest results is replaced by `note` (the pairing of ids stays). Returns how
+    /// many were cleared.
+    pub fn clear_old_results(&mut self, note: &str) -> usize {
+        let mut cleared = 0;
+        let mut clear = |slot: &mut Value| {
+            if slot.as_str() != Some(note) {
+                *slot = json!(note);
+                cleared += 1;
+            }
+        };
+        for item in &mut self.items[..self.latest_results] {
+            match self.api {
+                Api::OpenAiChat if item["role"] == "tool" => clear(&mut item["content"]),
+                Api::OpenAiResponses
+                    if item["type"] == "function_call_output"
+                        || item["type"] == "custom_tool_call_output" =>
+                {
+                    clear(&mut item["output"])
+                }
+                Api::AnthropicMessages if item["role"] == "user" => {
+                    for block in item["content"].as_array_mut().into_iter().flatten() {
+                        if block["type"] == "tool_result" {
+                            clear(&mut block["content"]);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        cleared
+    }
+
+    fn anthropic_user(&mut self, blocks: Vec<Value>) {
+        if let Some(last) = self.items.last_mut().filter(|m| m["role"] == "user") {
+            if let Some(content) = last["content"].as_array_mut() {
+                content.extend(blocks);
+                return;
+            }
+        }
+        self.items.push(json!({"role": "user", "content": blocks}));
+    }
+
+    /// The request body: the conversation, the tools of `tools` (native mode), streaming on,
+    /// the output limit `max_tokens` in `token_field` (Chat; the others have one field each).
+    pub fn body(
+        &self,
+        model: &str,
+        max_tokens: u32,
+        token_field: &str,
+        tools: &[Tool],
+        mode: ToolMode,
+    ) -> Value {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model));
+        match self.api {
+            Api::OpenAiChat => {
+                let mut messages = vec![json!({"role": "system", "content": self.system})];
+                messages.extend(self.items.iter().cloned());
+                body.insert("messages".into(), Value::Array(messages));
+                body.insert(token_field.into(), json!(max_tokens));
+            }
+            Api::OpenAiResponses => {
+                body.insert("instructions".into(), json!(self.system));
+                body.insert("input".into(), Value::Array(self.items.clone()));
+                body.insert("max_output_tokens".into(), json!(max_tokens));
+                body.insert("store".into(), json!(false));
+            }
+            Api::AnthropicMessages => {
+                body.insert("system".into(), json!(self.system));
+                body.insert("messages".into(), Value::Array(self.items.clone()));
+                body.insert("max_tokens".into(), json!(max_tokens));
+            }
+        }
+        body.insert("stream".into(), json!(true));
+        if mode == ToolMode::Native && !tools.is_empty() {
+            let declared = tools.iter().map(|&t| declare(self.api, t)).collect();
+            body.insert("tools".into(), Value::Array(declared));
+        }
+        Value::Object(body)
+    }
+}
+
+/// What a tool does and its string parameters, for the model.
+fn describe(tool: Tool) -> (&'static str, &'static [(&'static str, &'static str)]) {
+    match tool {
+        Tool::ReadFile => (
+            "Read a file of the workspace.",
+            &[("path", "The file's path, relative to the workspace root.")],
+        ),
+        Tool::ListDir => (
+            "List a directory of the workspace: its entries sorted, directories with a trailing /.",
+            &[("path", "The directory's path, relative to the workspace root (. for the root).")],
+        ),
+        Tool::WriteFile => (
+            "Create or replace a file of the workspace (its parent directories are created).",
+            &[
+                ("path", "The file's path, relative to the workspace root."),
+                ("content", "The whole new content of the file."),
+            ],
+        ),
+        Tool::ApplyPatch => (
+            "Edit files with a patch in the apply_patch format: *** Begin Patch, then *** Add \
+             File: / *** Delete File: / *** Update File: sections with @@ hunks of context, - \
+             and + lines, then *** End Patch. All of it applies or nothing does.",
+            &[("patch", "The whole patch, from *** Begin Patch to *** End Patch.")],
+        ),
+        Tool::Shell => (
+            "Run a shell command (sh -c) in the workspace root; returns its exit status and output.",
+            &[("command", "The command line.")],
+        ),
+        Tool::ContextUpdate => (
+            "Edit what you will see next turn: hide, offload, restore, fold, compact or merge \
+             blocks of the conversation, checked and applied all or nothing.",
+            &[
+                ("reason", "Why the context changes."),
+                (
+                    "operations",
+                    "A JSON array of operations, each an object with an op and its fields.",
+                ),
+            ],
+        ),
+        Tool::ArtifactGet => (
+            "Read back a payload that was offloaded from the context, by its artifact:// URI.",
+            &[
+                ("uri", "The artifact:// URI."),
+                ("max_chars", "At most this many characters (a decimal number)."),
+            ],
+        ),
+    }
+}
+
+/// `tool` declared for `api`.
+fn declare(api: Api, tool: Tool) -> Value {
+    let (description, params) = describe(tool);
+    if api == Api::OpenAiResponses && tool == Tool::ApplyPatch {
+        return json!({"type": "custom", "name": tool.name(), "description": description,
+                      "format": {"type": "grammar", "syntax": "lark",
+                                 "definition": APPLY_PATCH_GRAMMAR}});
+    }
+    let mut properties = Map::new();
+    for (name, text) in params {
+        properties.insert(
+            (*name).into(),
+            json!({"type": "string", "description": text}),
+        );
+    }
+    let names: Vec<&str> = params
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| !tool.optional_keys().contains(n))
+        .collect();
+    let schema = json!({"type": "object", "properties": properties, "required": names,
+                        "additionalProperties": false});
+    match api {
+        Api::OpenAiChat => json!({"type": "function", "function": {"name": tool.name(),
+                                  "description": description, "parameters": schema}}),
+        Api::OpenAiResponses => json!({"type": "function", "name": tool.name(),
+                                       "description": description, "parameters": schema,
+                                       "strict": false}),
+        Api::AnthropicMessages => json!({"name": tool.name(), "description": description,
+                                         "input_schema": schema}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str, custom: bool) -> SentCall {
+        SentCall {
+            id: id.into(),
+            name: if custom { "apply_patch" } else { "read_file" }.into(),
+            custom,
+            arguments: if custom {
+                "*** Begin Patch\n"
+            } else {
+                "{\"path\":\"a\"}"
+            }
+            .into(),
+        }
+    }
+
+    fn reply(id: &str) -> ToolReply {
+        ToolReply {
+            id: id.into(),
+            ok: true,
+            output: "out".into(),
+        }
+    }
+
+    #[test]
+    fn each_api_pairs_results_with_calls_in_its_shape() {
+        let calls = [call("c1", false), call("c2", true)];
+        let replies = [reply("c1"), reply("c2")];
+        let mut chat = Conversation::new(Api::OpenAiChat, "sys");
+        chat.user("task");
+        chat.assistant("", &calls[..1]);
+        chat.results(&calls[..1], &replies[..1]);
+        assert_eq!(chat.items()[1]["tool_calls"][0]["id"], "c1");
+        assert_eq!(chat.items()[1]["content"], Value::Null);
+        assert_eq!(
+            chat.items()[2],
+            json!({"role": "tool", "tool_call_id": "c1", "content": "out"})
+        );
+
+        let mut responses = Conversation::new(Api::OpenAiResponses, "sys");
+        responses.assistant("hi", &calls);
+        responses.results(&calls, &replies);
+        let kinds: Vec<&str> = responses
+            .items()
+            .iter()
+            .map(|i| i["type"].as_str().unwrap_or("message"))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "message",
+                "function_call",
+                "custom_tool_call",
+                "function_call_output",
+                "custom_tool_call_output"
+            ]
+        );
+        assert_eq!(responses.items()[4]["call_id"], "c2");
+
+        let mut anthropic = Conversation::new(Api::AnthropicMessages, "sys");
+        anthropic.user("task");
+        anthropic.assistant("", &calls[..1]);
+        anthropic.results(&calls[..1], &replies[..1]);
+        anthropic.user("go on");
+        assert_eq!(anthropic.items().len(), 3);
+        assert_eq!(
+            anthropic.items()[1]["content"][0]["input"],
+            json!({"path": "a"})
+        );
+        let last = &anthropic.items()[2]["content"];
+        assert_eq!(last[0]["tool_use_id"], "c1");
+        assert_eq!(last[1]["text"], "go on");
+    }
+
+    #[test]
+    fn responses_offers_apply_patch_as_the_freeform_tool() {
+        let conversation = Conversation::new(Api::OpenAiResponses, "sys");
+        let body = conversation.body("m", 10, "max_tokens", &Tool::ALL, ToolMode::Native);
+        let patch = &body["tools"][3];
+        assert_eq!(patch["type"], "custom");
+        assert_eq!(patch["format"]["definition"], APPLY_PATCH_GRAMMAR);
+        assert_eq!(body["tools"][0]["parameters"]["required"], json!(["path"]));
+        let ctl = conversation.body("m", 10, "max_tokens", &Tool::ALL, ToolMode::Ctl);
+        assert!(ctl.get("tools").is_none());
+    }
+}
