@@ -7,7 +7,8 @@
 //! matcher is used by one thread at a time: PyO3's borrow flag turns a concurrent mutation
 //! into a `RuntimeError`, never a race. Every refusal leaves the matcher unchanged.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -256,21 +257,32 @@ fn run_jobs(jobs: &mut [Job<'_>]) -> Result<(), MaskError> {
         .try_for_each(|(matcher, words, row)| fill_row(*matcher, *words, row))
 }
 
-/// Runs `jobs` in `threads` contiguous groups: one on this thread, the others on scoped
-/// threads spawned for the call.
+/// Runs `jobs` on this thread and `threads - 1` scoped threads spawned for the call, each
+/// taking the next row not yet taken: rows cost from a copy to a trie walk, so a fixed split
+/// would leave a thread idle while the other walks. The first failure stops every thread.
 fn fill_parallel(mut jobs: Vec<Job<'_>>, threads: usize) -> Result<(), Failure> {
     let threads = threads.min(jobs.len()).max(1);
     if threads == 1 {
         return run_jobs(&mut jobs).map_err(Failure::Mask);
     }
-    let per_thread = jobs.len().div_ceil(threads);
+    let queue = Mutex::new(jobs.iter_mut());
+    let failed = AtomicBool::new(false);
+    let work = || -> Result<(), MaskError> {
+        while !failed.load(Ordering::Relaxed) {
+            let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+            let Some((matcher, words, row)) = next else {
+                return Ok(());
+            };
+            if let Err(e) = fill_row(*matcher, *words, row) {
+                failed.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+        Ok(())
+    };
     std::thread::scope(|scope| {
-        let mut groups = jobs.chunks_mut(per_thread);
-        let mine = groups.next();
-        let spawned: Vec<_> = groups
-            .map(|group| scope.spawn(move || run_jobs(group)))
-            .collect();
-        let mut result = mine.map_or(Ok(()), run_jobs).map_err(Failure::Mask);
+        let spawned: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut result = work().map_err(Failure::Mask);
         for handle in spawned {
             let joined = handle.join().map_err(|_| Failure::Panic);
             if result.is_ok() {
