@@ -354,6 +354,17 @@ fn emit_line<F>(
             opened.body_at = end - 1;
             on_event(CtlEvent::ArgData(line.get(lf..).unwrap_or_default()));
         }
+        Step::InlineLine => {
+            on_event(CtlEvent::ArgStart {
+                key: token(4..separator),
+                len: None,
+            });
+            let value = line.get(separator + 3..lf).unwrap_or_default();
+            if !value.is_empty() {
+                on_event(CtlEvent::ArgData(value));
+            }
+            on_event(CtlEvent::ArgEnd);
+        }
         Step::ValueEnd { announce: true } => {
             on_event(CtlEvent::ArgStart {
                 key: token(4..separator),
