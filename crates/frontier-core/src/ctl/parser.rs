@@ -213,6 +213,14 @@ impl CtlParser {
         // A heredoc line start (a few bytes: the tag line, or until the line departs from
         // it), or a byte the runs leave to the step to take or refuse.
         let step = self.machine.step(rest[0])?;
+        if step == (Step::Text { held: 0 }) && self.machine.in_heredoc_text() {
+            // A line that departed from the tag at its first byte (most lines): that byte
+            // and the run after it are one piece of data.
+            let text = 1 + self.heredoc_text(&rest[1..]);
+            let taken = 1 + self.machine.take_heredoc_text(&rest[1..text]);
+            on_event(CtlEvent::ArgData(&rest[..taken]));
+            return Ok(taken);
+        }
         self.value_step(step, &rest[..1], on_event);
         Ok(1)
     }
