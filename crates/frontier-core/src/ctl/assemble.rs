@@ -349,6 +349,40 @@ mod tests {
     }
 
     #[test]
+    fn an_unannounced_value_is_counted_as_it_arrives() {
+        // Extended CTL: a heredoc's length is known only at its end, so its bytes are
+        // counted against `max_bytes` as they come, and none past the bound is held.
+        let bounds = CallBounds {
+            max_args: 10,
+            max_bytes: 8,
+        };
+        let mut stream = b"call c1 w\narg a = abcdef\narg b <<EOF\n".to_vec();
+        stream.extend_from_slice(&[b'x'; 1000]);
+        stream.extend_from_slice(b"\nEOF\nend\ncall c2 w\narg a = 12345678\nend\n");
+        let mut parser = CtlParser::with_mode(Limits::default(), crate::ctl::CtlMode::Extended);
+        let mut assembler = CallAssembler::new(bounds);
+        let mut out = Vec::new();
+        let mut peak = 0;
+        for chunk in stream.chunks(3) {
+            parser
+                .push(chunk, &mut |e| {
+                    out.extend(assembler.on_event(&e).transpose());
+                    peak = peak.max(assembler.body.len());
+                })
+                .unwrap();
+        }
+        let refused = out[0].as_ref().unwrap_err();
+        assert_eq!(refused.arg_index, 1);
+        assert!(matches!(refused.crossed, Crossed::Bytes { max: 8, announced } if announced > 8));
+        assert!(peak <= 8, "held {peak} bytes with a bound of 8");
+        // Exactly the bound is assembled.
+        assert_eq!(
+            out[1].as_ref().unwrap().arg("a").unwrap().as_ref(),
+            b"12345678"
+        );
+    }
+
+    #[test]
     fn a_cut_call_over_the_bound_is_in_progress_without_its_arguments() {
         let mut assembler = CallAssembler::new(CallBounds {
             max_args: 1,

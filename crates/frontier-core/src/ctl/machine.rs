@@ -447,6 +447,9 @@ pub enum Step {
     },
     /// A heredoc byte held back: it matches the tag so far at a line start.
     Held,
+    /// A whole inline `arg` line taken at once by [`CtlMachine::take_line`] (extended): the
+    /// argument is complete. (`step` never returns it.)
+    InlineLine,
     /// The LF that ends an inline value or a heredoc's tag line: the argument is complete.
     /// `announce` when its header is still to be confirmed (an empty inline value).
     ValueEnd {
@@ -820,6 +823,31 @@ impl CtlMachine {
         taken
     }
 
+    /// [`take_line`](Self::take_line) for an inline `arg` line (extended): `arg`, the key up to
+    /// `separator`, `= `, the value, LF, all there and within `max_line`. A complete line
+    /// within the limit passed every check stepping it would make (the value is any bytes but
+    /// LF), as for the other lines.
+    #[inline(never)]
+    fn take_inline_line(
+        &mut self,
+        bytes: &[u8],
+        keyword: usize,
+        separator: usize,
+    ) -> Option<(usize, Step, usize)> {
+        if keyword != 4
+            || separator == keyword
+            || bytes.get(separator..separator + 3) != Some(b" = ")
+        {
+            return None;
+        }
+        let start = separator + 3;
+        let end = bytes.len().min(self.limits.max_line as usize);
+        let lf = start + memchr::memchr(b'\n', bytes.get(start..end)?)?;
+        self.consumed += lf as u64 + 1;
+        self.node = Node::InFrame;
+        Some((lf + 1, Step::InlineLine, separator))
+    }
+
     /// Whether the machine is inside an inline value or a heredoc body, where the parser takes
     /// bytes with [`take_inline`](Self::take_inline), [`take_heredoc_text`](Self::take_heredoc_text) and
     /// [`step`](Self::step) instead of the header paths.
@@ -946,6 +974,9 @@ impl CtlMachine {
             || separator == keyword
             || lf == separator + 1
         {
+            if self.mode == CtlMode::Extended {
+                return self.take_inline_line(bytes, keyword, separator);
+            }
             return None;
         }
         let step = if keyword == 5 {

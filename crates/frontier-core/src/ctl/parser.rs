@@ -213,6 +213,14 @@ impl CtlParser {
         // A heredoc line start (a few bytes: the tag line, or until the line departs from
         // it), or a byte the runs leave to the step to take or refuse.
         let step = self.machine.step(rest[0])?;
+        if step == (Step::Text { held: 0 }) && self.machine.in_heredoc_text() {
+            // A line that departed from the tag at its first byte (most lines): that byte
+            // and the run after it are one piece of data.
+            let text = 1 + self.heredoc_text(&rest[1..]);
+            let taken = 1 + self.machine.take_heredoc_text(&rest[1..text]);
+            on_event(CtlEvent::ArgData(&rest[..taken]));
+            return Ok(taken);
+        }
         self.value_step(step, &rest[..1], on_event);
         Ok(1)
     }
@@ -353,6 +361,17 @@ fn emit_line<F>(
             });
             opened.body_at = end - 1;
             on_event(CtlEvent::ArgData(line.get(lf..).unwrap_or_default()));
+        }
+        Step::InlineLine => {
+            on_event(CtlEvent::ArgStart {
+                key: token(4..separator),
+                len: None,
+            });
+            let value = line.get(separator + 3..lf).unwrap_or_default();
+            if !value.is_empty() {
+                on_event(CtlEvent::ArgData(value));
+            }
+            on_event(CtlEvent::ArgEnd);
         }
         Step::ValueEnd { announce: true } => {
             on_event(CtlEvent::ArgStart {
