@@ -12,3 +12,5 @@ seed ctl_bytes ../corpora/ctl
 seed ctl_extended ../corpora/ctl
 seed apply_patch_bytes ../corpora/apply_patch ../tests/conformance/codex-apply-patch
 seed udiff_bytes ../corpora/udiff
+seed streams_bytes ../corpora/streams
+seed context_update ../corpora/context
