@@ -3,49 +3,17 @@
 
 mod agent_support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use agent_support::server::{self, Received, Reply, Rng};
 use agent_support::{replay, run_with, RunResult};
 use frontier::agent::openai::{OpenAi, OpenAiConfig, TokenField, DEFAULT_TASK};
 use frontier::agent::replay::Turn;
 use frontier::agent::{EndStatus, Finish, Toolset};
 use serde_json::{json, Value};
-
-/// A tiny deterministic generator for chunk sizes.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
-
-/// What the server answers to one request.
-enum Reply {
-    /// A 200 event stream of these raw bytes, written in HTTP chunks of random sizes; with
-    /// `drop_after`, the socket is closed after that many body bytes, mid-stream.
-    Stream {
-        body: Vec<u8>,
-        drop_after: Option<usize>,
-    },
-    /// An error status with a JSON body.
-    Status(u16, String),
-    /// A 200 `application/json` answer of these bytes (a server that does not stream).
-    Json(String),
-    /// A 200 event stream of these bytes, in one HTTP chunk, after which the connection stays
-    /// open and silent for this long (on its own thread: the server goes on to the next
-    /// request).
-    Hold(Vec<u8>, Duration),
-    /// Nothing at all (not even a status line) for this long.
-    Silent(Duration),
-}
 
 /// The event stream a server sends for `content`: the content split into deltas of random
 /// sizes (on character boundaries), then the finish reason, then `[DONE]`.
@@ -60,144 +28,23 @@ fn sse(content: &str, finish: &str, rng: &mut Rng) -> Vec<u8> {
         json!({"role": "assistant", "content": ""}),
         Value::Null,
     ));
-    let mut rest = content;
-    while !rest.is_empty() {
-        let mut n = 1 + rng.below(12);
-        while n < rest.len() && !rest.is_char_boundary(n) {
-            n += 1;
-        }
-        let n = n.min(rest.len());
-        body.push_str(&event(json!({"content": &rest[..n]}), Value::Null));
-        rest = &rest[n..];
+    for piece in rng.pieces(content, 12) {
+        body.push_str(&event(json!({"content": piece}), Value::Null));
     }
     body.push_str(&event(json!({}), json!(finish)));
     body.push_str("data: [DONE]\n\n");
     body.into_bytes()
 }
 
-/// Serves `replies` in order, one connection each; returns the request bodies it received.
-fn serve(replies: Vec<Reply>, seed: u64) -> (String, JoinHandle<Vec<Value>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}/v1", listener.local_addr().unwrap());
-    let handle = std::thread::spawn(move || {
-        let mut rng = Rng(seed);
-        let mut requests = Vec::new();
-        for reply in replies {
-            // A client that asks less than expected leaves the rest of the replies unsent.
-            let Some(stream) = accept_within(&listener, Duration::from_secs(10)) else {
-                break;
-            };
-            stream
-                .set_read_timeout(Some(Duration::from_secs(10)))
-                .unwrap();
-            requests.push(read_request(&stream));
-            let mut stream = stream;
-            match reply {
-                Reply::Status(code, body) => {
-                    let _ = write!(
-                        stream,
-                        "HTTP/1.1 {code} Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                }
-                Reply::Json(body) => {
-                    let _ = write!(
-                        stream,
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                }
-                Reply::Silent(hold) => {
-                    std::thread::spawn(move || {
-                        std::thread::sleep(hold);
-                        drop(stream);
-                    });
-                    continue;
-                }
-                Reply::Hold(body, hold) => {
-                    let _ = write!(
-                        stream,
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-                    );
-                    if !body.is_empty() {
-                        let _ = write!(stream, "{:x}\r\n", body.len());
-                        let _ = stream.write_all(&body);
-                        let _ = stream.write_all(b"\r\n");
-                    }
-                    let _ = stream.flush();
-                    std::thread::spawn(move || {
-                        std::thread::sleep(hold);
-                        drop(stream);
-                    });
-                    continue;
-                }
-                Reply::Stream { body, drop_after } => {
-                    let _ = write!(
-                        stream,
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-                    );
-                    let end = drop_after.unwrap_or(body.len()).min(body.len());
-                    let mut at = 0;
-                    while at < end {
-                        let n = (1 + rng.below(40)).min(end - at);
-                        let _ = write!(stream, "{n:x}\r\n");
-                        let _ = stream.write_all(&body[at..at + n]);
-                        let _ = stream.write_all(b"\r\n");
-                        let _ = stream.flush();
-                        at += n;
-                        if rng.below(8) == 0 {
-                            std::thread::sleep(Duration::from_millis(1));
-                        }
-                    }
-                    if drop_after.is_none() {
-                        let _ = stream.write_all(b"0\r\n\r\n");
-                    }
-                }
-            }
-            let _ = stream.flush();
-            drop(stream);
-        }
-        requests
-    });
-    (base, handle)
+/// The shared loopback server, with the `/v1` base the OpenAI client is given.
+fn serve(replies: Vec<Reply>, seed: u64) -> (String, JoinHandle<Vec<Received>>) {
+    let (base, server) = server::serve(replies, seed);
+    (format!("{base}/v1"), server)
 }
 
-/// The next connection, or none within `wait`.
-fn accept_within(listener: &TcpListener, wait: Duration) -> Option<TcpStream> {
-    listener.set_nonblocking(true).unwrap();
-    let deadline = Instant::now() + wait;
-    loop {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                stream.set_nonblocking(false).unwrap();
-                return Some(stream);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Err(_) => return None,
-        }
-    }
-}
-
-fn read_request(stream: &TcpStream) -> Value {
-    let mut reader = BufReader::new(stream);
-    let mut length = 0;
-    let mut line = String::new();
-    loop {
-        line.clear();
-        reader.read_line(&mut line).unwrap();
-        if line == "\r\n" || line.is_empty() {
-            break;
-        }
-        let lower = line.to_ascii_lowercase();
-        if let Some(v) = lower.strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap();
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).unwrap();
-    serde_json::from_slice(&body).unwrap()
+/// The JSON bodies of the requests the server received.
+fn bodies(server: JoinHandle<Vec<Received>>) -> Vec<Value> {
+    server.join().unwrap().into_iter().map(|r| r.body).collect()
 }
 
 fn config(base: &str) -> OpenAiConfig {
@@ -217,7 +64,7 @@ fn run_openai(replies: Vec<Reply>, seed: u64) -> (RunResult, Vec<Value>) {
     let (base, server) = serve(replies, seed);
     let mut model = client(&base);
     let run = run_with(&mut model, |c| c.task = Some("fix the greeting".into()));
-    (run, server.join().unwrap())
+    (run, bodies(server))
 }
 
 fn call(id: &str, name: &str, args: &[(&str, &str)]) -> String {
@@ -476,7 +323,7 @@ fn context_overflow_status_compacts_and_retries_once() {
             ),
             drop_after: None,
         },
-        Reply::Status(400, overflow.into()),
+        Reply::raw_status(400, overflow),
         Reply::Stream {
             body: sse("", "stop", &mut rng),
             drop_after: None,
@@ -500,8 +347,8 @@ fn context_overflow_status_compacts_and_retries_once() {
 
     // A second overflow without progress in between exhausts the path.
     let replies = vec![
-        Reply::Status(400, overflow.into()),
-        Reply::Status(400, overflow.into()),
+        Reply::raw_status(400, overflow),
+        Reply::raw_status(400, overflow),
     ];
     let (run, _) = run_openai(replies, 13);
     assert_eq!(run.status, EndStatus::RecoveryExhausted);
@@ -509,7 +356,7 @@ fn context_overflow_status_compacts_and_retries_once() {
 
 #[test]
 fn server_errors_and_refused_connections_are_model_errors() {
-    let (run, _) = run_openai(vec![Reply::Status(500, r#"{"error":"boom"}"#.into())], 1);
+    let (run, _) = run_openai(vec![Reply::raw_status(500, r#"{"error":"boom"}"#)], 1);
     assert_eq!(run.status, EndStatus::ModelError);
     assert_eq!(run.of_type("model_error")[0]["kind"], "server_error");
 
@@ -602,7 +449,7 @@ fn session(replies: Vec<Reply>, setup: Setup) -> Session {
     let started = Instant::now();
     let run = run_with(&mut model, |c| c.task = setup.task.map(str::to_owned));
     let took = started.elapsed();
-    let requests = server.join().unwrap();
+    let requests = bodies(server);
     let notices = notices.lock().unwrap().clone();
     Session {
         run,
@@ -875,7 +722,7 @@ fn the_token_field_is_configurable_and_a_refusal_switches_it_once() {
     let refusal = r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}"#;
     let s = session(
         vec![
-            Reply::Status(400, refusal.into()),
+            Reply::raw_status(400, refusal),
             stream(sse(&list(), "tool_calls", &mut rng)),
             stream(sse("", "stop", &mut rng)),
         ],
@@ -898,8 +745,8 @@ fn the_token_field_is_configurable_and_a_refusal_switches_it_once() {
         r#"{"error":{"message":"Unrecognized request argument supplied: max_completion_tokens"}}"#;
     let s = session(
         vec![
-            Reply::Status(400, refusal.into()),
-            Reply::Status(400, back.into()),
+            Reply::raw_status(400, refusal),
+            Reply::raw_status(400, back),
         ],
         Setup::default(),
     );
@@ -969,7 +816,7 @@ fn the_cli_reads_the_settings_from_the_environment_and_needs_a_task() {
         transcript.contains("no bytes within the read timeout (300ms"),
         "{transcript}"
     );
-    let requests = server.join().unwrap();
+    let requests = bodies(server);
     assert_eq!(requests[0]["max_completion_tokens"], 4096);
 
     // Notices go to standard error.
@@ -978,7 +825,7 @@ fn the_cli_reads_the_settings_from_the_environment_and_needs_a_task() {
     let mut rng = Rng(2);
     let (base, server) = serve(
         vec![
-            Reply::Status(400, refusal.into()),
+            Reply::raw_status(400, refusal),
             stream(sse("", "stop", &mut rng)),
         ],
         1,
@@ -990,5 +837,5 @@ fn the_cli_reads_the_settings_from_the_environment_and_needs_a_task() {
         stderr.contains("frontier: openai: the server refused `max_tokens` (HTTP 400); retrying with `max_completion_tokens`"),
         "{stderr}"
     );
-    assert_eq!(server.join().unwrap().len(), 2);
+    assert_eq!(bodies(server).len(), 2);
 }
