@@ -49,6 +49,11 @@ fn c(id: &'static str, name: &'static str, args: Value) -> C {
     }
 }
 
+/// A `write_file` call of `content` to `path`.
+fn write_file(id: &'static str, path: &str, content: &str) -> C {
+    c(id, "write_file", json!({"path": path, "content": content}))
+}
+
 impl C {
     fn cut_at(mut self, n: usize) -> C {
         self.cut = Some(n);
@@ -271,6 +276,12 @@ fn body(api: Api, text: &str, calls: &[C], end: End, rng: &mut Rng) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// Where the event that names `needle` ends in the stream `text` (just past its blank line).
+fn end_of_event_naming(text: &str, needle: &str) -> usize {
+    let at = text.find(needle).unwrap();
+    at + text[at..].find("\n\n").unwrap() + 2
+}
+
 fn stream(api: Api, text: &str, calls: &[C], end: End, rng: &mut Rng) -> Reply {
     Reply::stream(body(api, text, calls, end, rng))
 }
@@ -422,11 +433,7 @@ fn a_session_of_native_calls_runs_each_once_and_answers_in_the_apis_shape() {
         let mut rng = Rng(0x9e37 + seed as u64);
         let calls = [
             c("call_1", "read_file", json!({"path": "a.txt"})),
-            c(
-                "call_2",
-                "write_file",
-                json!({"path": "b.txt", "content": "new\n"}),
-            ),
+            write_file("call_2", "b.txt", "new\n"),
             c("call_3", "apply_patch", json!({"patch": PATCH})),
         ];
         let replies = vec![
@@ -528,20 +535,12 @@ fn a_session_of_native_calls_runs_each_once_and_answers_in_the_apis_shape() {
 fn a_call_cut_by_the_token_limit_never_runs_and_runs_once_when_sent_again() {
     for (seed, api) in cases() {
         let mut rng = Rng(0x51 + seed as u64);
-        let write = c(
-            "call_2",
-            "write_file",
-            json!({"path": "b.txt", "content": "whole\n"}),
-        );
+        let write = write_file("call_2", "b.txt", "whole\n");
         let first = [
             c("call_1", "read_file", json!({"path": "a.txt"})),
             write.clone().cut_at(20),
         ];
-        let again = [c(
-            "call_3",
-            "write_file",
-            json!({"path": "b.txt", "content": "whole\n"}),
-        )];
+        let again = [write_file("call_3", "b.txt", "whole\n")];
         let replies = vec![
             stream(api, "", &first, End::Limit, &mut rng),
             stream(api, "", &again, End::Done, &mut rng),
@@ -585,12 +584,7 @@ fn a_call_cut_by_the_token_limit_never_runs_and_runs_once_when_sent_again() {
 fn a_call_finished_with_cut_arguments_is_refused_as_malformed() {
     for (seed, api) in APIS.into_iter().enumerate() {
         let mut rng = Rng(0x77 + seed as u64);
-        let cut = [c(
-            "call_1",
-            "write_file",
-            json!({"path": "b.txt", "content": "never"}),
-        )
-        .cut_at(25)];
+        let cut = [write_file("call_1", "b.txt", "never").cut_at(25)];
         let replies = vec![
             stream(api, "", &cut, End::Relabelled, &mut rng),
             stream(api, "Giving up.", &[], End::Done, &mut rng),
@@ -625,33 +619,17 @@ fn a_dropped_connection_keeps_what_ran_and_asks_again_once() {
     for (seed, api) in cases() {
         let mut rng = Rng(0x33 + seed as u64);
         let calls = [
-            c(
-                "call_1",
-                "write_file",
-                json!({"path": "a.txt", "content": "one\n"}),
-            ),
-            c(
-                "call_2",
-                "write_file",
-                json!({"path": "b.txt", "content": "two\n"}),
-            ),
+            write_file("call_1", "a.txt", "one\n"),
+            write_file("call_2", "b.txt", "two\n"),
         ];
         let whole = body(api, "", &calls, End::Done, &mut rng);
         // Cut inside the event after the one that starts the second call: the first is
         // confirmed by then (on Chat, by that very event).
         let text = String::from_utf8(whole.clone()).unwrap();
-        let start = text.find("\"call_2\"").unwrap();
-        let at = start + text[start..].find("\n\n").unwrap() + 12;
-        let again = [c(
-            "call_3",
-            "write_file",
-            json!({"path": "b.txt", "content": "two\n"}),
-        )];
+        let at = end_of_event_naming(&text, "\"call_2\"") + 10;
+        let again = [write_file("call_3", "b.txt", "two\n")];
         let replies = vec![
-            Reply::Stream {
-                body: whole,
-                drop_after: Some(at),
-            },
+            Reply::dropped(whole, at),
             stream(api, "", &again, End::Done, &mut rng),
             stream(api, "Done.", &[], End::Done, &mut rng),
         ];
@@ -680,12 +658,7 @@ fn streams_that_keep_breaking_end_the_run_after_the_bound() {
     let mut rng = Rng(1);
     let calls = [c("call_1", "read_file", json!({"path": "a.txt"}))];
     let whole = body(api, "", &calls, End::Done, &mut rng);
-    let replies = (0..3)
-        .map(|_| Reply::Stream {
-            body: whole.clone(),
-            drop_after: Some(40),
-        })
-        .collect();
+    let replies = (0..3).map(|_| Reply::dropped(whole.clone(), 40)).collect();
     let (run, requests) = run(api, replies, 1, &[]);
     assert_eq!(run.status, EndStatus::ModelError, "{}", run.transcript);
     assert_eq!(requests.len(), 3, "the first request and two retries");
@@ -700,17 +673,8 @@ fn an_error_event_mid_stream_keeps_what_ran_and_asks_again() {
     for (seed, api) in APIS.into_iter().enumerate() {
         let mut rng = Rng(0x44 + seed as u64);
         let calls = [
-            c(
-                "call_1",
-                "write_file",
-                json!({"path": "a.txt", "content": "one\n"}),
-            ),
-            c(
-                "call_2",
-                "write_file",
-                json!({"path": "b.txt", "content": "two\n"}),
-            )
-            .cut_at(12),
+            write_file("call_1", "a.txt", "one\n"),
+            write_file("call_2", "b.txt", "two\n").cut_at(12),
         ];
         let replies = vec![
             stream(api, "", &calls, End::ErrorEvent, &mut rng),
@@ -744,11 +708,7 @@ fn status_with(code: u16, retry_after: &str) -> Reply {
 fn rate_limits_and_server_errors_are_retried_with_backoff() {
     for (seed, api) in APIS.into_iter().enumerate() {
         let mut rng = Rng(0x21 + seed as u64);
-        let calls = [c(
-            "call_1",
-            "write_file",
-            json!({"path": "a.txt", "content": "x"}),
-        )];
+        let calls = [write_file("call_1", "a.txt", "x")];
         let replies = vec![
             status_with(429, "1"),
             status_with(429, "Thu, 01 Jan 1970 00:00:00 GMT"),
@@ -880,11 +840,7 @@ fn ctl_in_the_text_of_responses_and_anthropic_streams() {
 fn the_cli_runs_native_tools_from_the_environment() {
     let mut rng = Rng(5);
     let api = Api::AnthropicMessages;
-    let calls = [c(
-        "toolu_1",
-        "write_file",
-        json!({"path": "a.txt", "content": "cli\n"}),
-    )];
+    let calls = [write_file("toolu_1", "a.txt", "cli\n")];
     let replies = vec![
         stream(api, "", &calls, End::Done, &mut rng),
         stream(api, "Done.", &[], End::Done, &mut rng),
@@ -999,11 +955,7 @@ fn a_connection_dropped_after_the_finish_leaves_the_turn_standing() {
         .enumerate()
     {
         let mut rng = Rng(0x90 + seed as u64);
-        let calls = [c(
-            "call_1",
-            "write_file",
-            json!({"path": "a.txt", "content": "x"}),
-        )];
+        let calls = [write_file("call_1", "a.txt", "x")];
         let whole = body(api, "", &calls, End::Done, &mut rng);
         let text = String::from_utf8(whole.clone()).unwrap();
         // Before `[DONE]` (Chat) or `message_stop` (Anthropic).
@@ -1012,10 +964,7 @@ fn a_connection_dropped_after_the_finish_leaves_the_turn_standing() {
             .or_else(|| text.find("event: message_stop"))
             .unwrap();
         let replies = vec![
-            Reply::Stream {
-                body: whole,
-                drop_after: Some(at),
-            },
+            Reply::dropped(whole, at),
             stream(api, "Done.", &[], End::Done, &mut rng),
         ];
         let (run, requests) = run(api, replies, 12, &[]);
@@ -1038,11 +987,7 @@ fn calls_the_policy_refuses_are_answered_not_run() {
             json!({"path": "a.txt", "content": 5}),
         ),
         c("call_2", "delete_everything", json!({})),
-        c(
-            "call_3",
-            "write_file",
-            json!({"path": "../out.txt", "content": "x"}),
-        ),
+        write_file("call_3", "../out.txt", "x"),
         c(
             "call_4",
             "read_file",
@@ -1103,22 +1048,13 @@ fn garbage_in_the_stream_ends_the_run_with_its_offset_after_the_confirmed_calls(
     for (seed, api) in APIS.into_iter().enumerate() {
         let mut rng = Rng(0x14 + seed as u64);
         let calls = [
-            c(
-                "call_1",
-                "write_file",
-                json!({"path": "a.txt", "content": "kept"}),
-            ),
-            c(
-                "call_2",
-                "write_file",
-                json!({"path": "b.txt", "content": "never"}),
-            ),
+            write_file("call_1", "a.txt", "kept"),
+            write_file("call_2", "b.txt", "never"),
         ];
         let whole = String::from_utf8(body(api, "", &calls, End::Done, &mut rng)).unwrap();
         // Garbage right after the event that starts the second call: the first call is
         // confirmed by then (on Chat, by that very event).
-        let at = whole.find("\"call_2\"").unwrap();
-        let event_start = at + whole[at..].find("\n\n").unwrap() + 2;
+        let event_start = end_of_event_naming(&whole, "\"call_2\"");
         let mut broken = whole[..event_start].to_owned();
         broken.push_str("data: {\"not json\n\n");
         let offset = event_start;

@@ -108,10 +108,7 @@ fn streams_random_chunks_and_continues_after_length() {
         let mut rng = Rng(seed * 7919);
         let replies = turns
             .iter()
-            .map(|(content, finish)| Reply::Stream {
-                body: sse(content, finish, &mut rng),
-                drop_after: None,
-            })
+            .map(|(content, finish)| Reply::stream(sse(content, finish, &mut rng)))
             .collect();
         let (run, requests) = run_openai(replies, seed);
         assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
@@ -172,10 +169,7 @@ fn a_dropped_connection_runs_what_was_complete_and_nothing_else() {
     // the others do not.
     for drop_after in (0..body.len()).step_by(7) {
         let (run, _) = run_openai(
-            vec![Reply::Stream {
-                body: body.clone(),
-                drop_after: Some(drop_after),
-            }],
+            vec![Reply::dropped(body.clone(), drop_after)],
             drop_after as u64 + 1,
         );
         let delivered = delivered_content(&body[..drop_after]);
@@ -241,13 +235,7 @@ fn malformed_events_end_the_run_after_the_complete_calls() {
         "stop",
         &mut rng,
     ));
-    let (run, _) = run_openai(
-        vec![Reply::Stream {
-            body,
-            drop_after: None,
-        }],
-        9,
-    );
+    let (run, _) = run_openai(vec![Reply::stream(body)], 9);
     assert_eq!(run.status, EndStatus::ModelError);
     assert_eq!(run.of_type("model_error")[0]["kind"], "malformed_event");
     assert_eq!(run.ids("tool_result"), ["c1"]);
@@ -259,13 +247,7 @@ fn malformed_events_end_the_run_after_the_complete_calls() {
         r#"data: {"object":"x"}"#,
     ] {
         let body = format!("{bad}\n\n").into_bytes();
-        let (run, _) = run_openai(
-            vec![Reply::Stream {
-                body,
-                drop_after: None,
-            }],
-            3,
-        );
+        let (run, _) = run_openai(vec![Reply::stream(body)], 3);
         assert_eq!(
             run.of_type("model_error")[0]["kind"],
             "malformed_event",
@@ -281,14 +263,8 @@ fn noise_from_the_model_breaks_the_stream_and_closes_it() {
     let body = sse(&content, "stop", &mut rng);
     let (run, requests) = run_openai(
         vec![
-            Reply::Stream {
-                body,
-                drop_after: None,
-            },
-            Reply::Stream {
-                body: sse("", "stop", &mut rng),
-                drop_after: None,
-            },
+            Reply::stream(body),
+            Reply::stream(sse("", "stop", &mut rng)),
         ],
         4,
     );
@@ -307,27 +283,18 @@ fn context_overflow_status_compacts_and_retries_once() {
     let overflow = r#"{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
     let mut rng = Rng(11);
     let replies = vec![
-        Reply::Stream {
-            body: sse(
-                &call("c1", "list_dir", &[("path", ".")]),
-                "tool_calls",
-                &mut rng,
-            ),
-            drop_after: None,
-        },
-        Reply::Stream {
-            body: sse(
-                &call("c2", "list_dir", &[("path", ".")]),
-                "tool_calls",
-                &mut rng,
-            ),
-            drop_after: None,
-        },
+        Reply::stream(sse(
+            &call("c1", "list_dir", &[("path", ".")]),
+            "tool_calls",
+            &mut rng,
+        )),
+        Reply::stream(sse(
+            &call("c2", "list_dir", &[("path", ".")]),
+            "tool_calls",
+            &mut rng,
+        )),
         Reply::raw_status(400, overflow),
-        Reply::Stream {
-            body: sse("", "stop", &mut rng),
-            drop_after: None,
-        },
+        Reply::stream(sse("", "stop", &mut rng)),
     ];
     let (run, requests) = run_openai(replies, 12);
     assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
@@ -374,13 +341,7 @@ fn server_errors_and_refused_connections_are_model_errors() {
         .unwrap();
     body.truncate(finish_event);
     body.extend_from_slice(b"data: {\"error\":{\"message\":\"overloaded\"}}\n\n");
-    let (run, _) = run_openai(
-        vec![Reply::Stream {
-            body,
-            drop_after: None,
-        }],
-        2,
-    );
+    let (run, _) = run_openai(vec![Reply::stream(body)], 2);
     assert_eq!(run.status, EndStatus::ModelError);
     assert_eq!(run.of_type("model_error")[0]["kind"], "server_error");
     assert_eq!(run.ids("tool_result"), ["c1"]);
@@ -459,13 +420,6 @@ fn session(replies: Vec<Reply>, setup: Setup) -> Session {
     }
 }
 
-fn stream(body: Vec<u8>) -> Reply {
-    Reply::Stream {
-        body,
-        drop_after: None,
-    }
-}
-
 /// A whole `chat.completion`, as a server that ignores `stream: true` sends it.
 fn completion(content: &str, finish: &str) -> String {
     json!({"id": "x", "object": "chat.completion", "choices": [{"index": 0,
@@ -482,7 +436,7 @@ fn a_server_that_does_not_stream_answers_with_one_json_body() {
         vec![
             Reply::Json(completion(&content, "tool_calls")),
             // The same server may stream the next turn; both work.
-            stream(sse("", "stop", &mut rng)),
+            Reply::stream(sse("", "stop", &mut rng)),
         ],
         Setup::default(),
     );
@@ -551,8 +505,8 @@ fn cr_only_line_ends_frame_the_events() {
                 .into_bytes()
         };
         let replies = vec![
-            stream(body(&write, "tool_calls", &mut rng)),
-            stream(body("", "stop", &mut rng)),
+            Reply::stream(body(&write, "tool_calls", &mut rng)),
+            Reply::stream(body("", "stop", &mut rng)),
         ];
         let (run, _) = run_openai(replies, seed);
         assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
@@ -574,7 +528,10 @@ fn garbage_after_the_finish_is_reported_and_the_turn_stands() {
         let done = find(&body, b"data: [DONE]", 0);
         body.splice(done..done, garbage.iter().copied());
         let s = session(
-            vec![stream(body), stream(sse("", "stop", &mut rng))],
+            vec![
+                Reply::stream(body),
+                Reply::stream(sse("", "stop", &mut rng)),
+            ],
             Setup::default(),
         );
         let shown = String::from_utf8_lossy(garbage);
@@ -598,7 +555,7 @@ fn garbage_after_the_finish_is_reported_and_the_turn_stands() {
     let mut body = sse(&write, "tool_calls", &mut rng);
     let at = finish_event(&body);
     body.splice(at..at, b"data: oops\n\n".iter().copied());
-    let s = session(vec![stream(body)], Setup::default());
+    let s = session(vec![Reply::stream(body)], Setup::default());
     assert_eq!(s.run.status, EndStatus::ModelError);
     assert_eq!(s.run.of_type("model_error")[0]["kind"], "malformed_event");
 }
@@ -614,7 +571,7 @@ fn a_finish_without_done_or_close_ends_the_turn_after_the_grace() {
     let s = session(
         vec![
             Reply::Hold(body, Duration::from_secs(20)),
-            stream(sse("", "stop", &mut rng)),
+            Reply::stream(sse("", "stop", &mut rng)),
         ],
         Setup {
             finish_grace: Duration::from_millis(200),
@@ -676,12 +633,12 @@ fn a_user_message_is_always_sent() {
     let mut rng = Rng(9);
     let s = session(
         vec![
-            stream(sse(
+            Reply::stream(sse(
                 &call("c1", "list_dir", &[("path", ".")]),
                 "tool_calls",
                 &mut rng,
             )),
-            stream(sse("", "stop", &mut rng)),
+            Reply::stream(sse("", "stop", &mut rng)),
         ],
         Setup {
             task: None,
@@ -710,7 +667,7 @@ fn the_token_field_is_configurable_and_a_refusal_switches_it_once() {
     let mut rng = Rng(10);
     let list = || call("c1", "list_dir", &[("path", ".")]);
     let s = session(
-        vec![stream(sse("", "stop", &mut rng))],
+        vec![Reply::stream(sse("", "stop", &mut rng))],
         Setup {
             token_field: Some(TokenField::MaxCompletionTokens),
             ..Setup::default()
@@ -723,8 +680,8 @@ fn the_token_field_is_configurable_and_a_refusal_switches_it_once() {
     let s = session(
         vec![
             Reply::raw_status(400, refusal),
-            stream(sse(&list(), "tool_calls", &mut rng)),
-            stream(sse("", "stop", &mut rng)),
+            Reply::stream(sse(&list(), "tool_calls", &mut rng)),
+            Reply::stream(sse("", "stop", &mut rng)),
         ],
         Setup::default(),
     );
@@ -826,7 +783,7 @@ fn the_cli_reads_the_settings_from_the_environment_and_needs_a_task() {
     let (base, server) = serve(
         vec![
             Reply::raw_status(400, refusal),
-            stream(sse("", "stop", &mut rng)),
+            Reply::stream(sse("", "stop", &mut rng)),
         ],
         1,
     );

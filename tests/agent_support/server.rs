@@ -71,6 +71,14 @@ impl Reply {
         }
     }
 
+    /// A stream whose socket closes after `after` body bytes, mid-stream.
+    pub fn dropped(body: Vec<u8>, after: usize) -> Reply {
+        Reply::Stream {
+            body,
+            drop_after: Some(after),
+        }
+    }
+
     /// An error status with a JSON error body and no extra header.
     pub fn status(code: u16, message: &str) -> Reply {
         Reply::Status {
