@@ -797,7 +797,7 @@ fn the_run_directory_inside_the_root_is_out_of_the_tools_reach() {
         ],
     );
     let out = frontier_run(&replay, root.path(), &root.path().join("run"), &[]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_success(&out);
     let transcript = transcript_records(&String::from_utf8(out.stdout).unwrap());
     let refused: Vec<&str> = transcript
         .iter()

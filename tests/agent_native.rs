@@ -286,6 +286,11 @@ fn stream(api: Api, text: &str, calls: &[C], end: End, rng: &mut Rng) -> Reply {
     Reply::stream(body(api, text, calls, end, rng))
 }
 
+/// The model's last turn: a short answer without calls.
+fn done(api: Api, rng: &mut Rng) -> Reply {
+    stream(api, "Done.", &[], End::Done, rng)
+}
+
 fn provider(api: Api, base: &str) -> Provider {
     let base = match api {
         Api::AnthropicMessages => base.to_owned(),
@@ -438,7 +443,7 @@ fn a_session_of_native_calls_runs_each_once_and_answers_in_the_apis_shape() {
         ];
         let replies = vec![
             stream(api, "Reading and editing.", &calls, End::Done, &mut rng),
-            stream(api, "Done.", &[], End::Done, &mut rng),
+            done(api, &mut rng),
         ];
         let (run, requests) = run(api, replies, 7 + seed as u64, &[("a.txt", "hello\n")]);
         let name = api.name();
@@ -544,7 +549,7 @@ fn a_call_cut_by_the_token_limit_never_runs_and_runs_once_when_sent_again() {
         let replies = vec![
             stream(api, "", &first, End::Limit, &mut rng),
             stream(api, "", &again, End::Done, &mut rng),
-            stream(api, "Done.", &[], End::Done, &mut rng),
+            done(api, &mut rng),
         ];
         let (run, requests) = run(api, replies, 11 + seed as u64, &[("a.txt", "hello\n")]);
         let name = api.name();
@@ -631,7 +636,7 @@ fn a_dropped_connection_keeps_what_ran_and_asks_again_once() {
         let replies = vec![
             Reply::dropped(whole, at),
             stream(api, "", &again, End::Done, &mut rng),
-            stream(api, "Done.", &[], End::Done, &mut rng),
+            done(api, &mut rng),
         ];
         let (run, requests) = run(api, replies, 5 + seed as u64, &[]);
         let name = api.name();
@@ -678,7 +683,7 @@ fn an_error_event_mid_stream_keeps_what_ran_and_asks_again() {
         ];
         let replies = vec![
             stream(api, "", &calls, End::ErrorEvent, &mut rng),
-            stream(api, "Done.", &[], End::Done, &mut rng),
+            done(api, &mut rng),
         ];
         let (run, requests) = run(api, replies, 9 + seed as u64, &[]);
         let name = api.name();
@@ -721,7 +726,7 @@ fn rate_limits_and_server_errors_are_retried_with_backoff() {
                 "overloaded",
             ),
             stream(api, "", &calls, End::Done, &mut rng),
-            stream(api, "Done.", &[], End::Done, &mut rng),
+            done(api, &mut rng),
         ];
         let started = Instant::now();
         let (run, requests) = run(api, replies, 2 + seed as u64, &[]);
@@ -843,7 +848,7 @@ fn the_cli_runs_native_tools_from_the_environment() {
     let calls = [write_file("toolu_1", "a.txt", "cli\n")];
     let replies = vec![
         stream(api, "", &calls, End::Done, &mut rng),
-        stream(api, "Done.", &[], End::Done, &mut rng),
+        done(api, &mut rng),
     ];
     let (base, server) = serve(replies, 6);
     let dir = tempfile::tempdir().unwrap();
@@ -963,10 +968,7 @@ fn a_connection_dropped_after_the_finish_leaves_the_turn_standing() {
             .find("data: [DONE]")
             .or_else(|| text.find("event: message_stop"))
             .unwrap();
-        let replies = vec![
-            Reply::dropped(whole, at),
-            stream(api, "Done.", &[], End::Done, &mut rng),
-        ];
+        let replies = vec![Reply::dropped(whole, at), done(api, &mut rng)];
         let (run, requests) = run(api, replies, 12, &[]);
         let name = api.name();
         assert_eq!(run.status, EndStatus::Done, "{name}: {}", run.transcript);
@@ -1100,7 +1102,7 @@ fn a_context_overflow_clears_the_older_results_once_and_asks_again() {
                 &mut rng,
             ),
             Reply::status(400, overflow),
-            stream(api, "Done.", &[], End::Done, &mut rng),
+            done(api, &mut rng),
         ];
         let (run, requests) = run(api, replies, 16, &[("a.txt", "first"), ("b.txt", "second")]);
         let name = api.name();
@@ -1164,7 +1166,7 @@ fn a_refused_token_field_is_switched_once_with_native_tools() {
             End::Done,
             &mut rng,
         ),
-        stream(api, "Done.", &[], End::Done, &mut rng),
+        done(api, &mut rng),
     ];
     let (run, requests) = run(api, replies, 18, &[("a.txt", "x")]);
     assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
