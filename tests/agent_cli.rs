@@ -1,7 +1,11 @@
 //! `frontier run` as a command: flags, the transcript file, exit statuses.
 
+mod agent_support;
+
 use std::path::Path;
 use std::process::Command;
+
+use agent_support::{assert_success, session_path};
 
 fn frontier() -> Command {
     Command::new(env!("CARGO_BIN_EXE_frontier"))
@@ -20,14 +24,6 @@ fn replay_in(dir: &Path, name: &str, turns: &str) -> std::process::Output {
         .unwrap()
 }
 
-fn session(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("corpora/sessions")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
-}
-
 #[test]
 fn replays_a_session_into_a_workspace() {
     let dir = tempfile::tempdir().unwrap();
@@ -36,19 +32,14 @@ fn replays_a_session_into_a_workspace() {
     std::fs::create_dir(&root).unwrap();
     let out = frontier()
         .args(["run", "--model"])
-        .arg(format!("replay:{}", session("fix_greeting.jsonl")))
+        .arg(format!("replay:{}", session_path("fix_greeting.jsonl")))
         .arg("--root")
         .arg(&root)
         .args(["--task", "fix the greeting", "--chunk", "3", "--transcript"])
         .arg(&transcript)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(out.stdout.is_empty());
     let text = std::fs::read_to_string(&transcript).unwrap();
     let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
@@ -67,7 +58,7 @@ fn exit_status_one_for_a_broken_stream_two_for_bad_usage() {
     // The shipped noise session recovers from its stray prose: a clean end.
     let out = frontier()
         .args(["run", "--model"])
-        .arg(format!("replay:{}", session("noise.jsonl")))
+        .arg(format!("replay:{}", session_path("noise.jsonl")))
         .arg("--root")
         .arg(dir.path())
         .output()
@@ -97,7 +88,7 @@ fn exit_status_one_for_a_broken_stream_two_for_bad_usage() {
 
     let background = frontier()
         .args(["run", "--toolset", "background", "--model"])
-        .arg(format!("replay:{}", session("fix_greeting.jsonl")))
+        .arg(format!("replay:{}", session_path("fix_greeting.jsonl")))
         .arg("--root")
         .arg(dir.path())
         .output()
@@ -180,12 +171,7 @@ fn a_forged_write_leaves_the_transcript_inside_the_root_intact() {
         .args(["--root", ".", "--transcript", "run.jsonl"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let text = std::fs::read_to_string(dir.path().join("run.jsonl")).unwrap();
     let records: Vec<serde_json::Value> = text
         .lines()

@@ -3,17 +3,18 @@
 //! request a loopback server receives, `context_update` and `artifact_get` round trips, a
 //! malformed `context_update`, and the `context_overflow` path compacting once.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
-use std::path::Path;
-use std::process::Command;
-use std::sync::Arc;
-use std::thread::JoinHandle;
+mod agent_support;
 
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+use agent_support::assert_success;
+use agent_support::server::{self, Reply};
 use frontier::agent::context::{Ladder, Settings};
 use frontier::agent::openai::{OpenAi, OpenAiConfig};
 use frontier::agent::replay::{Replay, Turn};
-use frontier::agent::{Config, EndStatus, Finish};
+use frontier::agent::{Config, EndStatus, Finish, ModelSource};
 use frontier::apply::Workspace;
 use frontier::context::durable::Durability;
 use frontier::context::tokens::CpatEstimator;
@@ -141,37 +142,61 @@ fn transcript_records(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Writes `turns` as a replay file declaring extended CTL in `dir`; returns its path.
+fn extended_replay(dir: &Path, turns: &[Turn]) -> PathBuf {
+    let replay = dir.join("turns.jsonl");
+    let mut text = String::from("{\"ctl_mode\":\"extended\"}\n");
+    text.push_str(&frontier::agent::replay::to_jsonl(turns));
+    std::fs::write(&replay, text).unwrap();
+    replay
+}
+
+/// `frontier run --task TASK` on the replay file `replay` in `root`, its run directory
+/// `run_dir`, with `extra` flags.
+fn frontier_run(replay: &Path, root: &Path, run_dir: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(["run", "--task", TASK])
+        .arg("--model")
+        .arg(format!("replay:{}", replay.display()))
+        .arg("--root")
+        .arg(root)
+        .arg("--run-dir")
+        .arg(run_dir)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn the_ladder_fires_in_order_under_a_small_window() {
     let root = workspace();
     let runs = tempfile::tempdir().unwrap();
     let run_dir = runs.path().join("run");
-    let replay = runs.path().join("turns.jsonl");
-    let mut text = String::from("{\"ctl_mode\":\"extended\"}\n");
-    text.push_str(&frontier::agent::replay::to_jsonl(&scenario()));
-    std::fs::write(&replay, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_frontier"))
-        .args(["run", "--task", TASK, "--chunk", "7"])
-        .arg("--model")
-        .arg(format!("replay:{}", replay.display()))
-        .arg("--root")
-        .arg(root.path())
-        .arg("--run-dir")
-        .arg(&run_dir)
-        .args(["--context-window", "6000", "--spill-tokens", "1000"])
-        .args([
+    let replay = extended_replay(runs.path(), &scenario());
+    let out = frontier_run(
+        &replay,
+        root.path(),
+        &run_dir,
+        &[
+            "--chunk",
+            "7",
+            "--context-window",
+            "6000",
+            "--spill-tokens",
+            "1000",
             "--preview-chars",
             "200",
             "--keep-recent",
             "1",
             "--cache-ttl",
             "0",
-        ])
-        .args(["--collapse-ratio", "0.6", "--compact-ratio", "0.75"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+            "--collapse-ratio",
+            "0.6",
+            "--compact-ratio",
+            "0.75",
+        ],
+    );
+    assert_success(&out);
     let transcript = transcript_records(&String::from_utf8(out.stdout).unwrap());
     assert_eq!(transcript.last().unwrap()["status"], "done");
     let records = journal(&run_dir);
@@ -239,53 +264,6 @@ fn the_ladder_fires_in_order_under_a_small_window() {
     assert_eq!(names, ["content", "journal.jsonl", "run.json"]);
 }
 
-/// A loopback server answering each request with the next content as an event stream;
-/// returns the request bodies it received.
-fn serve(replies: Vec<(String, &'static str)>) -> (String, JoinHandle<Vec<Value>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}/v1", listener.local_addr().unwrap());
-    let handle = std::thread::spawn(move || {
-        let mut bodies = Vec::new();
-        for (content, finish) in replies {
-            let (stream, _) = listener.accept().unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                reader.read_line(&mut line).unwrap();
-                if line == "\r\n" || line.is_empty() {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            bodies.push(serde_json::from_slice(&body).unwrap());
-            let event = |delta: Value, finish: Value| {
-                let v = json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
-                format!("data: {v}\n\n")
-            };
-            let mut sse = event(
-                json!({"role": "assistant", "content": content}),
-                Value::Null,
-            );
-            sse.push_str(&event(json!({}), json!(finish)));
-            sse.push_str("data: [DONE]\n\n");
-            let mut stream = stream;
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{sse}",
-                sse.len()
-            );
-            let _ = stream.flush();
-        }
-        bodies
-    });
-    (base, handle)
-}
-
 /// The calls an assistant message makes and the results a user message carries.
 fn ids(content: &str, word: &str) -> Vec<String> {
     content
@@ -324,23 +302,46 @@ fn assert_paired(body: &Value) {
     }
 }
 
-fn run_against(base: String, root: &Path, settings: Settings) -> (EndStatus, Vec<Value>) {
+/// Runs `model` on the task in `root`, in extended CTL, governed by `settings`; returns the
+/// end status and the transcript's records.
+fn run_governed(
+    model: &mut dyn ModelSource,
+    root: &Path,
+    settings: Settings,
+) -> (EndStatus, Vec<Value>) {
     let mut config = Config::new(Workspace::new(root).unwrap());
     config.task = Some(TASK.into());
     config.ctl_mode = CtlMode::Extended;
     config.context = Some(settings);
-    let mut model = OpenAi::new(OpenAiConfig::new(base, "test-model"));
     let mut out = Vec::new();
-    let status = frontier::agent::run(&config, &mut model, &mut out).unwrap();
+    let status = frontier::agent::run(&config, model, &mut out).unwrap();
     (status, transcript_records(&String::from_utf8(out).unwrap()))
 }
 
-fn replies(turns: &[Turn]) -> Vec<(String, &'static str)> {
+fn run_against(base: String, root: &Path, settings: Settings) -> (EndStatus, Vec<Value>) {
+    let mut model = OpenAi::new(OpenAiConfig::new(base, "test-model"));
+    run_governed(&mut model, root, settings)
+}
+
+/// What the loopback server answers to each request: the turn's content as a Chat event
+/// stream (the whole content in one delta, then the finish).
+fn replies(turns: &[Turn]) -> Vec<Reply> {
+    let event = |delta: Value, finish: Value| {
+        let v = json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {v}\n\n")
+    };
     turns
         .iter()
         .map(|t| match t {
             Turn::Output { bytes, finish } => {
-                (String::from_utf8(bytes.clone()).unwrap(), finish.name())
+                let content = String::from_utf8(bytes.clone()).unwrap();
+                let mut sse = event(
+                    json!({"role": "assistant", "content": content}),
+                    Value::Null,
+                );
+                sse.push_str(&event(json!({}), json!(finish.name())));
+                sse.push_str("data: [DONE]\n\n");
+                Reply::stream(sse.into_bytes())
             }
             Turn::ContextOverflow => unreachable!("the scenario has no overflow"),
         })
@@ -352,10 +353,11 @@ fn chains_stay_paired_and_the_question_survives_in_every_request_sent() {
     let root = workspace();
     let runs = tempfile::tempdir().unwrap();
     let turns = scenario();
-    let (base, server) = serve(replies(&turns));
+    let (base, server) = server::serve(replies(&turns), 1);
+    let base = format!("{base}/v1");
     let (status, transcript) = run_against(base, root.path(), small_window(runs.path()));
     assert_eq!(status, EndStatus::Done, "{transcript:?}");
-    let bodies = server.join().unwrap();
+    let bodies: Vec<Value> = server.join().unwrap().into_iter().map(|r| r.body).collect();
     assert_eq!(bodies.len(), turns.len());
     let compaction = bodies
         .iter()
@@ -397,14 +399,7 @@ fn chains_stay_paired_and_the_question_survives_in_every_request_sent() {
 }
 
 fn run_replay(turns: Vec<Turn>, root: &Path, settings: Settings) -> (EndStatus, Vec<Value>) {
-    let mut config = Config::new(Workspace::new(root).unwrap());
-    config.task = Some(TASK.into());
-    config.ctl_mode = CtlMode::Extended;
-    config.context = Some(settings);
-    let mut model = Replay::new("context", turns, 5);
-    let mut out = Vec::new();
-    let status = frontier::agent::run(&config, &mut model, &mut out).unwrap();
-    (status, transcript_records(&String::from_utf8(out).unwrap()))
+    run_governed(&mut Replay::new("context", turns, 5), root, settings)
 }
 
 fn results(transcript: &[Value]) -> Vec<(String, bool, String)> {
@@ -697,29 +692,17 @@ fn run_counts_tokens_with_the_models_vocabulary() {
     let root = workspace();
     let runs = tempfile::tempdir().unwrap();
     let run_dir = runs.path().join("run");
-    let replay = runs.path().join("turns.jsonl");
-    let mut text = String::from("{\"ctl_mode\":\"extended\"}\n");
-    text.push_str(&frontier::agent::replay::to_jsonl(&[
-        calls(call("c1", "read_file", &[("path", "a.txt")])),
-        done(),
-    ]));
-    std::fs::write(&replay, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_frontier"))
-        .args(["run", "--task", TASK, "--vocab", "tiktoken:cl100k_base"])
-        .arg("--model")
-        .arg(format!("replay:{}", replay.display()))
-        .arg("--root")
-        .arg(root.path())
-        .arg("--run-dir")
-        .arg(&run_dir)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let replay = extended_replay(
+        runs.path(),
+        &[calls(call("c1", "read_file", &[("path", "a.txt")])), done()],
     );
+    let out = frontier_run(
+        &replay,
+        root.path(),
+        &run_dir,
+        &["--vocab", "tiktoken:cl100k_base"],
+    );
+    assert_success(&out);
     let run: Value =
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap()).unwrap();
     assert_eq!(run["token_counter"], "vocab:tiktoken:cl100k_base");
@@ -743,19 +726,8 @@ fn run_refuses_a_run_directory_that_holds_a_run_and_bad_ratios() {
     let runs = tempfile::tempdir().unwrap();
     let replay = runs.path().join("turns.jsonl");
     std::fs::write(&replay, frontier::agent::replay::to_jsonl(&[done()])).unwrap();
-    let run = |extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_frontier"))
-            .args(["run", "--task", TASK])
-            .arg("--model")
-            .arg(format!("replay:{}", replay.display()))
-            .arg("--root")
-            .arg(root.path())
-            .arg("--run-dir")
-            .arg(runs.path().join("run"))
-            .args(extra)
-            .output()
-            .unwrap()
-    };
+    let run_dir = runs.path().join("run");
+    let run = |extra: &[&str]| frontier_run(&replay, root.path(), &run_dir, extra);
     assert_eq!(run(&[]).status.code(), Some(0));
     let again = run(&[]);
     assert_eq!(again.status.code(), Some(1));
@@ -812,29 +784,20 @@ fn an_overflow_clears_stale_results_first_and_a_summary_that_does_not_shrink_is_
 #[test]
 fn the_run_directory_inside_the_root_is_out_of_the_tools_reach() {
     let root = workspace();
-    let replay = root.path().join("turns.jsonl");
-    let mut text = String::from("{\"ctl_mode\":\"extended\"}\n");
-    text.push_str(&frontier::agent::replay::to_jsonl(&[
-        calls(call("c1", "read_file", &[("path", "run/journal.jsonl")])),
-        calls(call(
-            "c2",
-            "write_file",
-            &[("path", "run/content/x.txt"), ("content", "x")],
-        )),
-        done(),
-    ]));
-    std::fs::write(&replay, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_frontier"))
-        .args(["run", "--task", TASK])
-        .arg("--model")
-        .arg(format!("replay:{}", replay.display()))
-        .arg("--root")
-        .arg(root.path())
-        .arg("--run-dir")
-        .arg(root.path().join("run"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    let replay = extended_replay(
+        root.path(),
+        &[
+            calls(call("c1", "read_file", &[("path", "run/journal.jsonl")])),
+            calls(call(
+                "c2",
+                "write_file",
+                &[("path", "run/content/x.txt"), ("content", "x")],
+            )),
+            done(),
+        ],
+    );
+    let out = frontier_run(&replay, root.path(), &root.path().join("run"), &[]);
+    assert_success(&out);
     let transcript = transcript_records(&String::from_utf8(out.stdout).unwrap());
     let refused: Vec<&str> = transcript
         .iter()

@@ -3,50 +3,24 @@
 
 mod agent_support;
 
-use std::path::Path;
 use std::process::Command;
 
-use agent_support::run_with;
-use frontier::agent::replay::{parse_session, Replay, Turn};
+use agent_support::{run_with, session_path, Recording};
+use frontier::agent::replay::{parse_session, Turn};
 use frontier::agent::runner::{EXTENDED_SYSTEM_PROMPT, SYSTEM_PROMPT};
-use frontier::agent::{EndStatus, Finish, Flow, Message, ModelError, ModelSource, Request, Role};
+use frontier::agent::{EndStatus, Finish, Role};
 use frontier::language::CtlMode;
 
-/// A replay that keeps every request it was sent.
-struct Recording {
-    replay: Replay,
-    requests: Vec<Vec<Message>>,
-}
-
-impl Recording {
-    fn new(turns: &[(&str, Finish)]) -> Recording {
-        let turns = turns
-            .iter()
-            .map(|(text, finish)| Turn::Output {
-                bytes: text.as_bytes().to_vec(),
-                finish: *finish,
-            })
-            .collect();
-        Recording {
-            replay: Replay::new("recording", turns, 1),
-            requests: Vec::new(),
-        }
-    }
-}
-
-impl ModelSource for Recording {
-    fn turn(
-        &mut self,
-        request: &Request<'_>,
-        sink: &mut dyn FnMut(&[u8]) -> Flow,
-    ) -> Result<Option<Finish>, ModelError> {
-        self.requests.push(request.messages.to_vec());
-        self.replay.turn(request, sink)
-    }
-
-    fn describe(&self) -> String {
-        self.replay.describe()
-    }
+/// A recording replay of `turns`, one byte at a time.
+fn recording(turns: &[(&str, Finish)]) -> Recording {
+    let turns = turns
+        .iter()
+        .map(|(text, finish)| Turn::Output {
+            bytes: text.as_bytes().to_vec(),
+            finish: *finish,
+        })
+        .collect();
+    Recording::new(turns, 1)
 }
 
 const CALLS: &str = "call c1 write_file
@@ -72,7 +46,7 @@ end
 
 #[test]
 fn results_come_back_as_inline_lines_and_heredocs_in_extended_mode() {
-    let mut model = Recording::new(&[(CALLS, Finish::ToolCalls), ("", Finish::Stop)]);
+    let mut model = recording(&[(CALLS, Finish::ToolCalls), ("", Finish::Stop)]);
     let run = run_with(&mut model, |c| c.ctl_mode = CtlMode::Extended);
     assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
     assert_eq!(model.requests[0][0].content, EXTENDED_SYSTEM_PROMPT);
@@ -91,7 +65,7 @@ fn results_come_back_as_inline_lines_and_heredocs_in_extended_mode() {
 #[test]
 fn strict_mode_keeps_the_counted_results_and_its_prompt() {
     let strict = "call c1 write_file\narg path 5\na.txtarg content 3\nab\nend\n";
-    let mut model = Recording::new(&[(strict, Finish::ToolCalls), ("", Finish::Stop)]);
+    let mut model = recording(&[(strict, Finish::ToolCalls), ("", Finish::Stop)]);
     let run = run_with(&mut model, |c| c.ctl_mode = CtlMode::Strict);
     assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
     assert_eq!(model.requests[0][0].content, SYSTEM_PROMPT);
@@ -104,7 +78,7 @@ fn strict_mode_keeps_the_counted_results_and_its_prompt() {
 #[test]
 fn a_stream_error_in_extended_mode_teaches_the_extended_forms() {
     let noisy = "call c1 read_file\narg path = a.txt\nend\nSure, here it is.\n";
-    let mut model = Recording::new(&[(noisy, Finish::ToolCalls), ("", Finish::Stop)]);
+    let mut model = recording(&[(noisy, Finish::ToolCalls), ("", Finish::Stop)]);
     let run = run_with(&mut model, |c| c.ctl_mode = CtlMode::Extended);
     assert_eq!(run.of_type("stream_error").len(), 1, "{}", run.transcript);
     let note = &model.requests[1].last().unwrap().content;
@@ -143,19 +117,11 @@ fn a_session_file_declares_its_mode_once_before_its_turns() {
     }
 }
 
-fn session(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("corpora/sessions")
-        .join(name)
-        .to_string_lossy()
-        .into_owned()
-}
-
 fn run_binary(file: &str, extra: &[&str]) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_frontier"))
         .args(["run", "--model"])
-        .arg(format!("replay:{}", session(file)))
+        .arg(format!("replay:{}", session_path(file)))
         .arg("--root")
         .arg(dir.path())
         .args(extra)
@@ -201,7 +167,7 @@ fn an_output_holding_every_tag_as_a_line_comes_back_counted() {
         "call c1 write_file\narg path = tags.txt\narg content <<X\n{lines}X\nend\n\
          call c2 read_file\narg path = tags.txt\nend\n"
     );
-    let mut model = Recording::new(&[(&calls, Finish::ToolCalls), ("", Finish::Stop)]);
+    let mut model = recording(&[(&calls, Finish::ToolCalls), ("", Finish::Stop)]);
     let run = run_with(&mut model, |c| c.ctl_mode = CtlMode::Extended);
     assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
     let results = &model.requests[1].last().unwrap().content;

@@ -5,12 +5,10 @@ mod agent_support;
 
 use std::time::Duration;
 
-use agent_support::{replay, run_with};
+use agent_support::{replay, run_with, Recording};
 use frontier::agent::replay::{Replay, Turn};
 use frontier::agent::shell::{self, ShellLimits};
-use frontier::agent::{
-    EndStatus, Finish, Flow, Message, ModelError, ModelSource, Request, Role, Toolset,
-};
+use frontier::agent::{EndStatus, Finish, Role, Toolset};
 
 fn call(id: &str, name: &str, args: &[(&str, &str)]) -> String {
     let mut out = format!("call {id} {name}\n");
@@ -578,36 +576,6 @@ fn a_malformed_patch_is_known_before_its_call_ends() {
     assert_eq!(run.of_type("tool_result")[0]["id"], "c2");
     assert_eq!(run.of_type("tool_result")[0]["ok"], false);
     assert!(run.files.is_empty());
-}
-
-/// A replay that keeps every request it was sent.
-struct Recording {
-    replay: Replay,
-    requests: Vec<Vec<Message>>,
-}
-
-impl Recording {
-    fn new(turns: Vec<Turn>, chunk: usize) -> Recording {
-        Recording {
-            replay: Replay::new("recording", turns, chunk),
-            requests: Vec::new(),
-        }
-    }
-}
-
-impl ModelSource for Recording {
-    fn turn(
-        &mut self,
-        request: &Request<'_>,
-        sink: &mut dyn FnMut(&[u8]) -> Flow,
-    ) -> Result<Option<Finish>, ModelError> {
-        self.requests.push(request.messages.to_vec());
-        self.replay.turn(request, sink)
-    }
-
-    fn describe(&self) -> String {
-        self.replay.describe()
-    }
 }
 
 fn transitions(run: &agent_support::RunResult) -> Vec<String> {

@@ -49,6 +49,11 @@ fn c(id: &'static str, name: &'static str, args: Value) -> C {
     }
 }
 
+/// A `write_file` call of `content` to `path`.
+fn write_file(id: &'static str, path: &str, content: &str) -> C {
+    c(id, "write_file", json!({"path": path, "content": content}))
+}
+
 impl C {
     fn cut_at(mut self, n: usize) -> C {
         self.cut = Some(n);
@@ -271,8 +276,19 @@ fn body(api: Api, text: &str, calls: &[C], end: End, rng: &mut Rng) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// Where the event that names `needle` ends in the stream `text` (just past its blank line).
+fn end_of_event_naming(text: &str, needle: &str) -> usize {
+    let at = text.find(needle).unwrap();
+    at + text[at..].find("\n\n").unwrap() + 2
+}
+
 fn stream(api: Api, text: &str, calls: &[C], end: End, rng: &mut Rng) -> Reply {
     Reply::stream(body(api, text, calls, end, rng))
+}
+
+/// The model's last turn: a short answer without calls.
+fn done(api: Api, rng: &mut Rng) -> Reply {
+    stream(api, "Done.", &[], End::Done, rng)
 }
 
 fn provider(api: Api, base: &str) -> Provider {
@@ -422,16 +438,12 @@ fn a_session_of_native_calls_runs_each_once_and_answers_in_the_apis_shape() {
         let mut rng = Rng(0x9e37 + seed as u64);
         let calls = [
             c("call_1", "read_file", json!({"path": "a.txt"})),
-            c(
-                "call_2",
-                "write_file",
-                json!({"path": "b.txt", "content": "new\n"}),
-            ),
+            write_file("call_2", "b.txt", "new\n"),
             c("call_3", "apply_patch", json!({"patch": PATCH})),
         ];
         let replies = vec![
             stream(api, "Reading and editing.", &calls, End::Done, &mut rng),
-            stream(api, "Done.", &[], End::Done, &mut rng),
+            done(api, &mut rng),
         ];
         let (run, requests) = run(api, replies, 7 + seed as u64, &[("a.txt", "hello\n")]);
         let name = api.name();
@@ -528,24 +540,16 @@ fn a_session_of_native_calls_runs_each_once_and_answers_in_the_apis_shape() {
 fn a_call_cut_by_the_token_limit_never_runs_and_runs_once_when_sent_again() {
     for (seed, api) in cases() {
         let mut rng = Rng(0x51 + seed as u64);
-        let write = c(
-            "call_2",
-            "write_file",
-            json!({"path": "b.txt", "content": "whole\n"}),
-        );
+        let write = write_file("call_2", "b.txt", "whole\n");
         let first = [
             c("call_1", "read_file", json!({"path": "a.txt"})),
             write.clone().cut_at(20),
         ];
-        let again = [c(
-            "call_3",
-            "write_file",
-            json!({"path": "b.txt", "content": "whole\n"}),
-        )];
+        let again = [write_file("call_3", "b.txt", "whole\n")];
         let replies = vec![
             stream(api, "", &first, End::Limit, &mut rng),
             stream(api, "", &again, End::Done, &mut rng),
-            stream(api, "Done.", &[], End::Done, &mut rng),
+            done(api, &mut rng),
         ];
         let (run, requests) = run(api, replies, 11 + seed as u64, &[("a.txt", "hello\n")]);
         let name = api.name();
@@ -585,12 +589,7 @@ fn a_call_cut_by_the_token_limit_never_runs_and_runs_once_when_sent_again() {
 fn a_call_finished_with_cut_arguments_is_refused_as_malformed() {
     for (seed, api) in APIS.into_iter().enumerate() {
         let mut rng = Rng(0x77 + seed as u64);
-        let cut = [c(
-            "call_1",
-            "write_file",
-            json!({"path": "b.txt", "content": "never"}),
-        )
-        .cut_at(25)];
+        let cut = [write_file("call_1", "b.txt", "never").cut_at(25)];
         let replies = vec![
             stream(api, "", &cut, End::Relabelled, &mut rng),
             stream(api, "Giving up.", &[], End::Done, &mut rng),
@@ -625,35 +624,19 @@ fn a_dropped_connection_keeps_what_ran_and_asks_again_once() {
     for (seed, api) in cases() {
         let mut rng = Rng(0x33 + seed as u64);
         let calls = [
-            c(
-                "call_1",
-                "write_file",
-                json!({"path": "a.txt", "content": "one\n"}),
-            ),
-            c(
-                "call_2",
-                "write_file",
-                json!({"path": "b.txt", "content": "two\n"}),
-            ),
+            write_file("call_1", "a.txt", "one\n"),
+            write_file("call_2", "b.txt", "two\n"),
         ];
         let whole = body(api, "", &calls, End::Done, &mut rng);
         // Cut inside the event after the one that starts the second call: the first is
         // confirmed by then (on Chat, by that very event).
         let text = String::from_utf8(whole.clone()).unwrap();
-        let start = text.find("\"call_2\"").unwrap();
-        let at = start + text[start..].find("\n\n").unwrap() + 12;
-        let again = [c(
-            "call_3",
-            "write_file",
-            json!({"path": "b.txt", "content": "two\n"}),
-        )];
+        let at = end_of_event_naming(&text, "\"call_2\"") + 10;
+        let again = [write_file("call_3", "b.txt", "two\n")];
         let replies = vec![
-            Reply::Stream {
-                body: whole,
-                drop_after: Some(at),
-            },
+            Reply::dropped(whole, at),
             stream(api, "", &again, End::Done, &mut rng),
-            stream(api, "Done.", &[], End::Done, &mut rng),
+            done(api, &mut rng),
         ];
         let (run, requests) = run(api, replies, 5 + seed as u64, &[]);
         let name = api.name();
@@ -680,12 +663,7 @@ fn streams_that_keep_breaking_end_the_run_after_the_bound() {
     let mut rng = Rng(1);
     let calls = [c("call_1", "read_file", json!({"path": "a.txt"}))];
     let whole = body(api, "", &calls, End::Done, &mut rng);
-    let replies = (0..3)
-        .map(|_| Reply::Stream {
-            body: whole.clone(),
-            drop_after: Some(40),
-        })
-        .collect();
+    let replies = (0..3).map(|_| Reply::dropped(whole.clone(), 40)).collect();
     let (run, requests) = run(api, replies, 1, &[]);
     assert_eq!(run.status, EndStatus::ModelError, "{}", run.transcript);
     assert_eq!(requests.len(), 3, "the first request and two retries");
@@ -700,21 +678,12 @@ fn an_error_event_mid_stream_keeps_what_ran_and_asks_again() {
     for (seed, api) in APIS.into_iter().enumerate() {
         let mut rng = Rng(0x44 + seed as u64);
         let calls = [
-            c(
-                "call_1",
-                "write_file",
-                json!({"path": "a.txt", "content": "one\n"}),
-            ),
-            c(
-                "call_2",
-                "write_file",
-                json!({"path": "b.txt", "content": "two\n"}),
-            )
-            .cut_at(12),
+            write_file("call_1", "a.txt", "one\n"),
+            write_file("call_2", "b.txt", "two\n").cut_at(12),
         ];
         let replies = vec![
             stream(api, "", &calls, End::ErrorEvent, &mut rng),
-            stream(api, "Done.", &[], End::Done, &mut rng),
+            done(api, &mut rng),
         ];
         let (run, requests) = run(api, replies, 9 + seed as u64, &[]);
         let name = api.name();
@@ -744,11 +713,7 @@ fn status_with(code: u16, retry_after: &str) -> Reply {
 fn rate_limits_and_server_errors_are_retried_with_backoff() {
     for (seed, api) in APIS.into_iter().enumerate() {
         let mut rng = Rng(0x21 + seed as u64);
-        let calls = [c(
-            "call_1",
-            "write_file",
-            json!({"path": "a.txt", "content": "x"}),
-        )];
+        let calls = [write_file("call_1", "a.txt", "x")];
         let replies = vec![
             status_with(429, "1"),
             status_with(429, "Thu, 01 Jan 1970 00:00:00 GMT"),
@@ -761,7 +726,7 @@ fn rate_limits_and_server_errors_are_retried_with_backoff() {
                 "overloaded",
             ),
             stream(api, "", &calls, End::Done, &mut rng),
-            stream(api, "Done.", &[], End::Done, &mut rng),
+            done(api, &mut rng),
         ];
         let started = Instant::now();
         let (run, requests) = run(api, replies, 2 + seed as u64, &[]);
@@ -880,14 +845,10 @@ fn ctl_in_the_text_of_responses_and_anthropic_streams() {
 fn the_cli_runs_native_tools_from_the_environment() {
     let mut rng = Rng(5);
     let api = Api::AnthropicMessages;
-    let calls = [c(
-        "toolu_1",
-        "write_file",
-        json!({"path": "a.txt", "content": "cli\n"}),
-    )];
+    let calls = [write_file("toolu_1", "a.txt", "cli\n")];
     let replies = vec![
         stream(api, "", &calls, End::Done, &mut rng),
-        stream(api, "Done.", &[], End::Done, &mut rng),
+        done(api, &mut rng),
     ];
     let (base, server) = serve(replies, 6);
     let dir = tempfile::tempdir().unwrap();
@@ -999,11 +960,7 @@ fn a_connection_dropped_after_the_finish_leaves_the_turn_standing() {
         .enumerate()
     {
         let mut rng = Rng(0x90 + seed as u64);
-        let calls = [c(
-            "call_1",
-            "write_file",
-            json!({"path": "a.txt", "content": "x"}),
-        )];
+        let calls = [write_file("call_1", "a.txt", "x")];
         let whole = body(api, "", &calls, End::Done, &mut rng);
         let text = String::from_utf8(whole.clone()).unwrap();
         // Before `[DONE]` (Chat) or `message_stop` (Anthropic).
@@ -1011,13 +968,7 @@ fn a_connection_dropped_after_the_finish_leaves_the_turn_standing() {
             .find("data: [DONE]")
             .or_else(|| text.find("event: message_stop"))
             .unwrap();
-        let replies = vec![
-            Reply::Stream {
-                body: whole,
-                drop_after: Some(at),
-            },
-            stream(api, "Done.", &[], End::Done, &mut rng),
-        ];
+        let replies = vec![Reply::dropped(whole, at), done(api, &mut rng)];
         let (run, requests) = run(api, replies, 12, &[]);
         let name = api.name();
         assert_eq!(run.status, EndStatus::Done, "{name}: {}", run.transcript);
@@ -1038,11 +989,7 @@ fn calls_the_policy_refuses_are_answered_not_run() {
             json!({"path": "a.txt", "content": 5}),
         ),
         c("call_2", "delete_everything", json!({})),
-        c(
-            "call_3",
-            "write_file",
-            json!({"path": "../out.txt", "content": "x"}),
-        ),
+        write_file("call_3", "../out.txt", "x"),
         c(
             "call_4",
             "read_file",
@@ -1103,22 +1050,13 @@ fn garbage_in_the_stream_ends_the_run_with_its_offset_after_the_confirmed_calls(
     for (seed, api) in APIS.into_iter().enumerate() {
         let mut rng = Rng(0x14 + seed as u64);
         let calls = [
-            c(
-                "call_1",
-                "write_file",
-                json!({"path": "a.txt", "content": "kept"}),
-            ),
-            c(
-                "call_2",
-                "write_file",
-                json!({"path": "b.txt", "content": "never"}),
-            ),
+            write_file("call_1", "a.txt", "kept"),
+            write_file("call_2", "b.txt", "never"),
         ];
         let whole = String::from_utf8(body(api, "", &calls, End::Done, &mut rng)).unwrap();
         // Garbage right after the event that starts the second call: the first call is
         // confirmed by then (on Chat, by that very event).
-        let at = whole.find("\"call_2\"").unwrap();
-        let event_start = at + whole[at..].find("\n\n").unwrap() + 2;
+        let event_start = end_of_event_naming(&whole, "\"call_2\"");
         let mut broken = whole[..event_start].to_owned();
         broken.push_str("data: {\"not json\n\n");
         let offset = event_start;
@@ -1164,7 +1102,7 @@ fn a_context_overflow_clears_the_older_results_once_and_asks_again() {
                 &mut rng,
             ),
             Reply::status(400, overflow),
-            stream(api, "Done.", &[], End::Done, &mut rng),
+            done(api, &mut rng),
         ];
         let (run, requests) = run(api, replies, 16, &[("a.txt", "first"), ("b.txt", "second")]);
         let name = api.name();
@@ -1228,7 +1166,7 @@ fn a_refused_token_field_is_switched_once_with_native_tools() {
             End::Done,
             &mut rng,
         ),
-        stream(api, "Done.", &[], End::Done, &mut rng),
+        done(api, &mut rng),
     ];
     let (run, requests) = run(api, replies, 18, &[("a.txt", "x")]);
     assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);

@@ -3,49 +3,17 @@
 
 mod agent_support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use agent_support::server::{self, Received, Reply, Rng};
 use agent_support::{replay, run_with, RunResult};
 use frontier::agent::openai::{OpenAi, OpenAiConfig, TokenField, DEFAULT_TASK};
 use frontier::agent::replay::Turn;
 use frontier::agent::{EndStatus, Finish, Toolset};
 use serde_json::{json, Value};
-
-/// A tiny deterministic generator for chunk sizes.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
-
-/// What the server answers to one request.
-enum Reply {
-    /// A 200 event stream of these raw bytes, written in HTTP chunks of random sizes; with
-    /// `drop_after`, the socket is closed after that many body bytes, mid-stream.
-    Stream {
-        body: Vec<u8>,
-        drop_after: Option<usize>,
-    },
-    /// An error status with a JSON body.
-    Status(u16, String),
-    /// A 200 `application/json` answer of these bytes (a server that does not stream).
-    Json(String),
-    /// A 200 event stream of these bytes, in one HTTP chunk, after which the connection stays
-    /// open and silent for this long (on its own thread: the server goes on to the next
-    /// request).
-    Hold(Vec<u8>, Duration),
-    /// Nothing at all (not even a status line) for this long.
-    Silent(Duration),
-}
 
 /// The event stream a server sends for `content`: the content split into deltas of random
 /// sizes (on character boundaries), then the finish reason, then `[DONE]`.
@@ -60,144 +28,23 @@ fn sse(content: &str, finish: &str, rng: &mut Rng) -> Vec<u8> {
         json!({"role": "assistant", "content": ""}),
         Value::Null,
     ));
-    let mut rest = content;
-    while !rest.is_empty() {
-        let mut n = 1 + rng.below(12);
-        while n < rest.len() && !rest.is_char_boundary(n) {
-            n += 1;
-        }
-        let n = n.min(rest.len());
-        body.push_str(&event(json!({"content": &rest[..n]}), Value::Null));
-        rest = &rest[n..];
+    for piece in rng.pieces(content, 12) {
+        body.push_str(&event(json!({"content": piece}), Value::Null));
     }
     body.push_str(&event(json!({}), json!(finish)));
     body.push_str("data: [DONE]\n\n");
     body.into_bytes()
 }
 
-/// Serves `replies` in order, one connection each; returns the request bodies it received.
-fn serve(replies: Vec<Reply>, seed: u64) -> (String, JoinHandle<Vec<Value>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}/v1", listener.local_addr().unwrap());
-    let handle = std::thread::spawn(move || {
-        let mut rng = Rng(seed);
-        let mut requests = Vec::new();
-        for reply in replies {
-            // A client that asks less than expected leaves the rest of the replies unsent.
-            let Some(stream) = accept_within(&listener, Duration::from_secs(10)) else {
-                break;
-            };
-            stream
-                .set_read_timeout(Some(Duration::from_secs(10)))
-                .unwrap();
-            requests.push(read_request(&stream));
-            let mut stream = stream;
-            match reply {
-                Reply::Status(code, body) => {
-                    let _ = write!(
-                        stream,
-                        "HTTP/1.1 {code} Error\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                }
-                Reply::Json(body) => {
-                    let _ = write!(
-                        stream,
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                }
-                Reply::Silent(hold) => {
-                    std::thread::spawn(move || {
-                        std::thread::sleep(hold);
-                        drop(stream);
-                    });
-                    continue;
-                }
-                Reply::Hold(body, hold) => {
-                    let _ = write!(
-                        stream,
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-                    );
-                    if !body.is_empty() {
-                        let _ = write!(stream, "{:x}\r\n", body.len());
-                        let _ = stream.write_all(&body);
-                        let _ = stream.write_all(b"\r\n");
-                    }
-                    let _ = stream.flush();
-                    std::thread::spawn(move || {
-                        std::thread::sleep(hold);
-                        drop(stream);
-                    });
-                    continue;
-                }
-                Reply::Stream { body, drop_after } => {
-                    let _ = write!(
-                        stream,
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-                    );
-                    let end = drop_after.unwrap_or(body.len()).min(body.len());
-                    let mut at = 0;
-                    while at < end {
-                        let n = (1 + rng.below(40)).min(end - at);
-                        let _ = write!(stream, "{n:x}\r\n");
-                        let _ = stream.write_all(&body[at..at + n]);
-                        let _ = stream.write_all(b"\r\n");
-                        let _ = stream.flush();
-                        at += n;
-                        if rng.below(8) == 0 {
-                            std::thread::sleep(Duration::from_millis(1));
-                        }
-                    }
-                    if drop_after.is_none() {
-                        let _ = stream.write_all(b"0\r\n\r\n");
-                    }
-                }
-            }
-            let _ = stream.flush();
-            drop(stream);
-        }
-        requests
-    });
-    (base, handle)
+/// The shared loopback server, with the `/v1` base the OpenAI client is given.
+fn serve(replies: Vec<Reply>, seed: u64) -> (String, JoinHandle<Vec<Received>>) {
+    let (base, server) = server::serve(replies, seed);
+    (format!("{base}/v1"), server)
 }
 
-/// The next connection, or none within `wait`.
-fn accept_within(listener: &TcpListener, wait: Duration) -> Option<TcpStream> {
-    listener.set_nonblocking(true).unwrap();
-    let deadline = Instant::now() + wait;
-    loop {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                stream.set_nonblocking(false).unwrap();
-                return Some(stream);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Err(_) => return None,
-        }
-    }
-}
-
-fn read_request(stream: &TcpStream) -> Value {
-    let mut reader = BufReader::new(stream);
-    let mut length = 0;
-    let mut line = String::new();
-    loop {
-        line.clear();
-        reader.read_line(&mut line).unwrap();
-        if line == "\r\n" || line.is_empty() {
-            break;
-        }
-        let lower = line.to_ascii_lowercase();
-        if let Some(v) = lower.strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap();
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).unwrap();
-    serde_json::from_slice(&body).unwrap()
+/// The JSON bodies of the requests the server received.
+fn bodies(server: JoinHandle<Vec<Received>>) -> Vec<Value> {
+    server.join().unwrap().into_iter().map(|r| r.body).collect()
 }
 
 fn config(base: &str) -> OpenAiConfig {
@@ -217,7 +64,7 @@ fn run_openai(replies: Vec<Reply>, seed: u64) -> (RunResult, Vec<Value>) {
     let (base, server) = serve(replies, seed);
     let mut model = client(&base);
     let run = run_with(&mut model, |c| c.task = Some("fix the greeting".into()));
-    (run, server.join().unwrap())
+    (run, bodies(server))
 }
 
 fn call(id: &str, name: &str, args: &[(&str, &str)]) -> String {
@@ -261,10 +108,7 @@ fn streams_random_chunks_and_continues_after_length() {
         let mut rng = Rng(seed * 7919);
         let replies = turns
             .iter()
-            .map(|(content, finish)| Reply::Stream {
-                body: sse(content, finish, &mut rng),
-                drop_after: None,
-            })
+            .map(|(content, finish)| Reply::stream(sse(content, finish, &mut rng)))
             .collect();
         let (run, requests) = run_openai(replies, seed);
         assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
@@ -325,10 +169,7 @@ fn a_dropped_connection_runs_what_was_complete_and_nothing_else() {
     // the others do not.
     for drop_after in (0..body.len()).step_by(7) {
         let (run, _) = run_openai(
-            vec![Reply::Stream {
-                body: body.clone(),
-                drop_after: Some(drop_after),
-            }],
+            vec![Reply::dropped(body.clone(), drop_after)],
             drop_after as u64 + 1,
         );
         let delivered = delivered_content(&body[..drop_after]);
@@ -394,13 +235,7 @@ fn malformed_events_end_the_run_after_the_complete_calls() {
         "stop",
         &mut rng,
     ));
-    let (run, _) = run_openai(
-        vec![Reply::Stream {
-            body,
-            drop_after: None,
-        }],
-        9,
-    );
+    let (run, _) = run_openai(vec![Reply::stream(body)], 9);
     assert_eq!(run.status, EndStatus::ModelError);
     assert_eq!(run.of_type("model_error")[0]["kind"], "malformed_event");
     assert_eq!(run.ids("tool_result"), ["c1"]);
@@ -412,13 +247,7 @@ fn malformed_events_end_the_run_after_the_complete_calls() {
         r#"data: {"object":"x"}"#,
     ] {
         let body = format!("{bad}\n\n").into_bytes();
-        let (run, _) = run_openai(
-            vec![Reply::Stream {
-                body,
-                drop_after: None,
-            }],
-            3,
-        );
+        let (run, _) = run_openai(vec![Reply::stream(body)], 3);
         assert_eq!(
             run.of_type("model_error")[0]["kind"],
             "malformed_event",
@@ -434,14 +263,8 @@ fn noise_from_the_model_breaks_the_stream_and_closes_it() {
     let body = sse(&content, "stop", &mut rng);
     let (run, requests) = run_openai(
         vec![
-            Reply::Stream {
-                body,
-                drop_after: None,
-            },
-            Reply::Stream {
-                body: sse("", "stop", &mut rng),
-                drop_after: None,
-            },
+            Reply::stream(body),
+            Reply::stream(sse("", "stop", &mut rng)),
         ],
         4,
     );
@@ -460,27 +283,18 @@ fn context_overflow_status_compacts_and_retries_once() {
     let overflow = r#"{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
     let mut rng = Rng(11);
     let replies = vec![
-        Reply::Stream {
-            body: sse(
-                &call("c1", "list_dir", &[("path", ".")]),
-                "tool_calls",
-                &mut rng,
-            ),
-            drop_after: None,
-        },
-        Reply::Stream {
-            body: sse(
-                &call("c2", "list_dir", &[("path", ".")]),
-                "tool_calls",
-                &mut rng,
-            ),
-            drop_after: None,
-        },
-        Reply::Status(400, overflow.into()),
-        Reply::Stream {
-            body: sse("", "stop", &mut rng),
-            drop_after: None,
-        },
+        Reply::stream(sse(
+            &call("c1", "list_dir", &[("path", ".")]),
+            "tool_calls",
+            &mut rng,
+        )),
+        Reply::stream(sse(
+            &call("c2", "list_dir", &[("path", ".")]),
+            "tool_calls",
+            &mut rng,
+        )),
+        Reply::raw_status(400, overflow),
+        Reply::stream(sse("", "stop", &mut rng)),
     ];
     let (run, requests) = run_openai(replies, 12);
     assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
@@ -500,8 +314,8 @@ fn context_overflow_status_compacts_and_retries_once() {
 
     // A second overflow without progress in between exhausts the path.
     let replies = vec![
-        Reply::Status(400, overflow.into()),
-        Reply::Status(400, overflow.into()),
+        Reply::raw_status(400, overflow),
+        Reply::raw_status(400, overflow),
     ];
     let (run, _) = run_openai(replies, 13);
     assert_eq!(run.status, EndStatus::RecoveryExhausted);
@@ -509,7 +323,7 @@ fn context_overflow_status_compacts_and_retries_once() {
 
 #[test]
 fn server_errors_and_refused_connections_are_model_errors() {
-    let (run, _) = run_openai(vec![Reply::Status(500, r#"{"error":"boom"}"#.into())], 1);
+    let (run, _) = run_openai(vec![Reply::raw_status(500, r#"{"error":"boom"}"#)], 1);
     assert_eq!(run.status, EndStatus::ModelError);
     assert_eq!(run.of_type("model_error")[0]["kind"], "server_error");
 
@@ -527,13 +341,7 @@ fn server_errors_and_refused_connections_are_model_errors() {
         .unwrap();
     body.truncate(finish_event);
     body.extend_from_slice(b"data: {\"error\":{\"message\":\"overloaded\"}}\n\n");
-    let (run, _) = run_openai(
-        vec![Reply::Stream {
-            body,
-            drop_after: None,
-        }],
-        2,
-    );
+    let (run, _) = run_openai(vec![Reply::stream(body)], 2);
     assert_eq!(run.status, EndStatus::ModelError);
     assert_eq!(run.of_type("model_error")[0]["kind"], "server_error");
     assert_eq!(run.ids("tool_result"), ["c1"]);
@@ -602,20 +410,13 @@ fn session(replies: Vec<Reply>, setup: Setup) -> Session {
     let started = Instant::now();
     let run = run_with(&mut model, |c| c.task = setup.task.map(str::to_owned));
     let took = started.elapsed();
-    let requests = server.join().unwrap();
+    let requests = bodies(server);
     let notices = notices.lock().unwrap().clone();
     Session {
         run,
         requests,
         notices,
         took,
-    }
-}
-
-fn stream(body: Vec<u8>) -> Reply {
-    Reply::Stream {
-        body,
-        drop_after: None,
     }
 }
 
@@ -635,7 +436,7 @@ fn a_server_that_does_not_stream_answers_with_one_json_body() {
         vec![
             Reply::Json(completion(&content, "tool_calls")),
             // The same server may stream the next turn; both work.
-            stream(sse("", "stop", &mut rng)),
+            Reply::stream(sse("", "stop", &mut rng)),
         ],
         Setup::default(),
     );
@@ -704,8 +505,8 @@ fn cr_only_line_ends_frame_the_events() {
                 .into_bytes()
         };
         let replies = vec![
-            stream(body(&write, "tool_calls", &mut rng)),
-            stream(body("", "stop", &mut rng)),
+            Reply::stream(body(&write, "tool_calls", &mut rng)),
+            Reply::stream(body("", "stop", &mut rng)),
         ];
         let (run, _) = run_openai(replies, seed);
         assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
@@ -727,7 +528,10 @@ fn garbage_after_the_finish_is_reported_and_the_turn_stands() {
         let done = find(&body, b"data: [DONE]", 0);
         body.splice(done..done, garbage.iter().copied());
         let s = session(
-            vec![stream(body), stream(sse("", "stop", &mut rng))],
+            vec![
+                Reply::stream(body),
+                Reply::stream(sse("", "stop", &mut rng)),
+            ],
             Setup::default(),
         );
         let shown = String::from_utf8_lossy(garbage);
@@ -751,7 +555,7 @@ fn garbage_after_the_finish_is_reported_and_the_turn_stands() {
     let mut body = sse(&write, "tool_calls", &mut rng);
     let at = finish_event(&body);
     body.splice(at..at, b"data: oops\n\n".iter().copied());
-    let s = session(vec![stream(body)], Setup::default());
+    let s = session(vec![Reply::stream(body)], Setup::default());
     assert_eq!(s.run.status, EndStatus::ModelError);
     assert_eq!(s.run.of_type("model_error")[0]["kind"], "malformed_event");
 }
@@ -767,7 +571,7 @@ fn a_finish_without_done_or_close_ends_the_turn_after_the_grace() {
     let s = session(
         vec![
             Reply::Hold(body, Duration::from_secs(20)),
-            stream(sse("", "stop", &mut rng)),
+            Reply::stream(sse("", "stop", &mut rng)),
         ],
         Setup {
             finish_grace: Duration::from_millis(200),
@@ -829,12 +633,12 @@ fn a_user_message_is_always_sent() {
     let mut rng = Rng(9);
     let s = session(
         vec![
-            stream(sse(
+            Reply::stream(sse(
                 &call("c1", "list_dir", &[("path", ".")]),
                 "tool_calls",
                 &mut rng,
             )),
-            stream(sse("", "stop", &mut rng)),
+            Reply::stream(sse("", "stop", &mut rng)),
         ],
         Setup {
             task: None,
@@ -863,7 +667,7 @@ fn the_token_field_is_configurable_and_a_refusal_switches_it_once() {
     let mut rng = Rng(10);
     let list = || call("c1", "list_dir", &[("path", ".")]);
     let s = session(
-        vec![stream(sse("", "stop", &mut rng))],
+        vec![Reply::stream(sse("", "stop", &mut rng))],
         Setup {
             token_field: Some(TokenField::MaxCompletionTokens),
             ..Setup::default()
@@ -875,9 +679,9 @@ fn the_token_field_is_configurable_and_a_refusal_switches_it_once() {
     let refusal = r#"{"error":{"message":"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.","type":"invalid_request_error","param":"max_tokens","code":"unsupported_parameter"}}"#;
     let s = session(
         vec![
-            Reply::Status(400, refusal.into()),
-            stream(sse(&list(), "tool_calls", &mut rng)),
-            stream(sse("", "stop", &mut rng)),
+            Reply::raw_status(400, refusal),
+            Reply::stream(sse(&list(), "tool_calls", &mut rng)),
+            Reply::stream(sse("", "stop", &mut rng)),
         ],
         Setup::default(),
     );
@@ -898,8 +702,8 @@ fn the_token_field_is_configurable_and_a_refusal_switches_it_once() {
         r#"{"error":{"message":"Unrecognized request argument supplied: max_completion_tokens"}}"#;
     let s = session(
         vec![
-            Reply::Status(400, refusal.into()),
-            Reply::Status(400, back.into()),
+            Reply::raw_status(400, refusal),
+            Reply::raw_status(400, back),
         ],
         Setup::default(),
     );
@@ -969,7 +773,7 @@ fn the_cli_reads_the_settings_from_the_environment_and_needs_a_task() {
         transcript.contains("no bytes within the read timeout (300ms"),
         "{transcript}"
     );
-    let requests = server.join().unwrap();
+    let requests = bodies(server);
     assert_eq!(requests[0]["max_completion_tokens"], 4096);
 
     // Notices go to standard error.
@@ -978,8 +782,8 @@ fn the_cli_reads_the_settings_from_the_environment_and_needs_a_task() {
     let mut rng = Rng(2);
     let (base, server) = serve(
         vec![
-            Reply::Status(400, refusal.into()),
-            stream(sse("", "stop", &mut rng)),
+            Reply::raw_status(400, refusal),
+            Reply::stream(sse("", "stop", &mut rng)),
         ],
         1,
     );
@@ -990,5 +794,5 @@ fn the_cli_reads_the_settings_from_the_environment_and_needs_a_task() {
         stderr.contains("frontier: openai: the server refused `max_tokens` (HTTP 400); retrying with `max_completion_tokens`"),
         "{stderr}"
     );
-    assert_eq!(server.join().unwrap().len(), 2);
+    assert_eq!(bodies(server).len(), 2);
 }

@@ -124,38 +124,59 @@ fn max_tokens_sets_the_budget_and_is_bounded() {
     }
 }
 
-fn write_run(dir: &Path) -> Engine {
-    let mut e = Engine::create(
+/// A new engine writing its run to `dir`: the default configuration, CPAT's estimator,
+/// journal entries synced.
+fn engine(dir: &Path) -> Engine {
+    Engine::create(
         dir,
         Config::default(),
         Arc::new(CpatEstimator),
         Durability::Fsync,
     )
-    .unwrap();
-    e.ingest(Message::System { text: "sys".into() }).unwrap();
-    e.ingest(Message::User {
-        text: "q".into(),
+    .unwrap()
+}
+
+/// A user message of the run (not the runtime's).
+fn user(text: &str) -> Message {
+    Message::User {
+        text: text.into(),
         origin: None,
-    })
-    .unwrap();
-    e.ingest(Message::Assistant {
-        text: "a".into(),
+    }
+}
+
+/// An assistant message without calls or reasoning.
+fn assistant(text: &str) -> Message {
+    Message::Assistant {
+        text: text.into(),
         tool_calls: vec![],
         reasoning: None,
-    })
-    .unwrap();
-    e.ingest(Message::User {
-        text: "q2".into(),
-        origin: None,
-    })
-    .unwrap();
-    let r = e
-        .apply_args(
-            r#"{"reason":"r","operations":[{"op":"compact","ids":["user_002","assistant_003"],"description":"d","content":"c","preserve":["p"],"drop":[]}]}"#,
-            Actor::Agent,
-        )
-        .unwrap();
-    assert!(r.ok);
+    }
+}
+
+/// Applies the agent's patch `args` to `e`; it must succeed.
+fn apply_ok(e: &mut Engine, args: &str) {
+    let r = e.apply_args(args, Actor::Agent).unwrap();
+    assert!(r.ok, "{args}");
+}
+
+/// `frontier context replay DIR`: the exit status and both outputs.
+fn replay(dir: &Path) -> (i32, String, String) {
+    run(
+        ["context".as_ref(), "replay".as_ref(), dir.as_os_str()],
+        b"",
+    )
+}
+
+fn write_run(dir: &Path) -> Engine {
+    let mut e = engine(dir);
+    e.ingest(Message::System { text: "sys".into() }).unwrap();
+    e.ingest(user("q")).unwrap();
+    e.ingest(assistant("a")).unwrap();
+    e.ingest(user("q2")).unwrap();
+    apply_ok(
+        &mut e,
+        r#"{"reason":"r","operations":[{"op":"compact","ids":["user_002","assistant_003"],"description":"d","content":"c","preserve":["p"],"drop":[]}]}"#,
+    );
     e
 }
 
@@ -163,14 +184,7 @@ fn write_run(dir: &Path) -> Engine {
 fn replay_prints_the_rebuilt_store_and_its_view() {
     let dir = tempfile::tempdir().unwrap();
     let e = write_run(dir.path());
-    let (code, out, err) = run(
-        [
-            "context".as_ref(),
-            "replay".as_ref(),
-            dir.path().as_os_str(),
-        ],
-        b"",
-    );
+    let (code, out, err) = replay(dir.path());
     assert_eq!(code, 0, "{err}");
     assert_eq!(err, "");
     let line: Value = serde_json::from_str(&out).unwrap();
@@ -190,14 +204,7 @@ fn replay_of_a_cut_journal_says_where_it_stopped_and_a_tampered_payload_fails() 
     let journal = dir.path().join(JOURNAL_FILE);
     let text = std::fs::read(&journal).unwrap();
     std::fs::write(&journal, &text[..text.len() - 10]).unwrap();
-    let (code, out, err) = run(
-        [
-            "context".as_ref(),
-            "replay".as_ref(),
-            dir.path().as_os_str(),
-        ],
-        b"",
-    );
+    let (code, out, err) = replay(dir.path());
     assert_eq!(code, 0, "{err}");
     let line: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(line["stopped"]["reason"], "unfinished_change");
@@ -209,14 +216,7 @@ fn replay_of_a_cut_journal_says_where_it_stopped_and_a_tampered_payload_fails() 
     );
     std::fs::write(&journal, &text).unwrap();
     std::fs::write(dir.path().join("content/user_002@v1.txt"), "not q").unwrap();
-    let (code, out, err) = run(
-        [
-            "context".as_ref(),
-            "replay".as_ref(),
-            dir.path().as_os_str(),
-        ],
-        b"",
-    );
+    let (code, out, err) = replay(dir.path());
     assert_eq!((code, out.as_str()), (1, ""));
     assert!(err.contains("content user_002@v1: altered"), "{err}");
     let (code, _, err) = run(["context", "replay", "/nonexistent/run"], b"");
@@ -226,13 +226,7 @@ fn replay_of_a_cut_journal_says_where_it_stopped_and_a_tampered_payload_fails() 
 /// The sample run of `corpora/context/run/` (used by `docs/context.md`): a short session with
 /// an offload and a compact, on a fixed clock.
 fn sample_run(dir: &Path) {
-    let mut e = Engine::create(
-        dir,
-        Config::default(),
-        Arc::new(CpatEstimator),
-        Durability::Fsync,
-    )
-    .unwrap();
+    let mut e = engine(dir);
     let mut n = 0;
     e.set_clock(move || {
         n += 1;
@@ -242,11 +236,7 @@ fn sample_run(dir: &Path) {
         text: "You are a research agent.".into(),
     })
     .unwrap();
-    e.ingest(Message::User {
-        text: "Why did the backup fail?".into(),
-        origin: None,
-    })
-    .unwrap();
+    e.ingest(user("Why did the backup fail?")).unwrap();
     e.ingest(Message::Assistant {
         text: String::new(),
         tool_calls: vec![frontier::context::block::ToolCall {
@@ -269,31 +259,16 @@ fn sample_run(dir: &Path) {
         ),
     })
     .unwrap();
-    let r = e
-        .apply_args(
-            r#"{"reason":"the log is read","operations":[{"op":"payload_offload","ids":["tool_004"],"description":"backup.log (offloaded)","content":"disk full at 12:00; 60 retries, the last ok","retrieval_hint":"artifact_get for the whole log"}]}"#,
-            Actor::Agent,
-        )
-        .unwrap();
-    assert!(r.ok);
-    e.ingest(Message::Assistant {
-        text: "The disk was full at 12:00.".into(),
-        tool_calls: vec![],
-        reasoning: None,
-    })
-    .unwrap();
-    e.ingest(Message::User {
-        text: "What should we change?".into(),
-        origin: None,
-    })
-    .unwrap();
-    let r = e
-        .apply_args(
-            r#"{"reason":"the first question is answered","operations":[{"op":"compact","ids":["user_002","assistant_003","tool_004","assistant_005"],"description":"first question","content":"The backup failed: the disk was full at 12:00 (log at artifact://tool_004@v1).","preserve":["disk full at 12:00"],"drop":["retry lines"]}]}"#,
-            Actor::Agent,
-        )
-        .unwrap();
-    assert!(r.ok);
+    apply_ok(
+        &mut e,
+        r#"{"reason":"the log is read","operations":[{"op":"payload_offload","ids":["tool_004"],"description":"backup.log (offloaded)","content":"disk full at 12:00; 60 retries, the last ok","retrieval_hint":"artifact_get for the whole log"}]}"#,
+    );
+    e.ingest(assistant("The disk was full at 12:00.")).unwrap();
+    e.ingest(user("What should we change?")).unwrap();
+    apply_ok(
+        &mut e,
+        r#"{"reason":"the first question is answered","operations":[{"op":"compact","ids":["user_002","assistant_003","tool_004","assistant_005"],"description":"first question","content":"The backup failed: the disk was full at 12:00 (log at artifact://tool_004@v1).","preserve":["disk full at 12:00"],"drop":["retry lines"]}]}"#,
+    );
 }
 
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {

@@ -106,8 +106,7 @@ fn the_corpus_covers_every_quirk_of_the_specification() {
 
 #[test]
 fn skipped_events_are_counted_on_standard_error() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/streams");
-    let file = root.join("openai-responses/unknown_events_output_index.sse");
+    let file = corpus_file("openai-responses/unknown_events_output_index.sse");
     let (status, _, stderr) = stream("openai-responses", &file, &[], &[]);
     assert_eq!(status, 0);
     assert!(stderr.contains("skipped 2 events"), "{stderr}");
@@ -119,47 +118,54 @@ fn corpus_file(path: &str) -> PathBuf {
         .join(path)
 }
 
+/// `frontier stream --api API --apply` of the corpus file `path` into a fresh workspace
+/// holding `files` (name, content), with `more` flags: the workspace, then the exit status
+/// and both outputs.
+fn apply_in_workspace(
+    api: &str,
+    path: &str,
+    files: &[(&str, &str)],
+    more: &[&str],
+) -> (tempfile::TempDir, (i32, String, String)) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, content) in files {
+        std::fs::write(dir.path().join(name), content).unwrap();
+    }
+    let root = dir.path().display().to_string();
+    let mut flags = vec!["--apply", "--root", &root];
+    flags.extend_from_slice(more);
+    let output = stream(api, &corpus_file(path), &[], &flags);
+    (dir, output)
+}
+
+/// The text of `name` in the workspace `dir`.
+fn read(dir: &tempfile::TempDir, name: &str) -> String {
+    std::fs::read_to_string(dir.path().join(name)).unwrap()
+}
+
 #[test]
 fn apply_applies_confirmed_patches_as_they_stream() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("notes.txt"), "old line\n").unwrap();
-    let root = dir.path().display().to_string();
-    let file = corpus_file("openai-responses/apply_patch_custom.sse");
-    let (status, stdout, stderr) = stream(
+    let (dir, (status, stdout, stderr)) = apply_in_workspace(
         "openai-responses",
-        &file,
-        &[],
-        &["--apply", "--root", &root, "--chunk", "3"],
+        "openai-responses/apply_patch_custom.sse",
+        &[("notes.txt", "old line\n")],
+        &["--chunk", "3"],
     );
     assert_eq!(status, 0, "{stderr}");
     assert_eq!(stdout.lines().count(), 2);
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("hello.txt")).unwrap(),
-        "hello\nworld\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
-        "new line\n"
-    );
+    assert_eq!(read(&dir, "hello.txt"), "hello\nworld\n");
+    assert_eq!(read(&dir, "notes.txt"), "new line\n");
     assert!(stderr.contains("applied: A hello.txt"), "{stderr}");
 
     // The built-in apply_patch_call: one operation per call.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("notes.txt"), "old line\n").unwrap();
-    std::fs::write(dir.path().join("old.txt"), "bye\n").unwrap();
-    let root = dir.path().display().to_string();
-    let file = corpus_file("openai-responses/apply_patch_call.sse");
-    let (status, _, stderr) = stream(
+    let (dir, (status, _, stderr)) = apply_in_workspace(
         "openai-responses",
-        &file,
+        "openai-responses/apply_patch_call.sse",
+        &[("notes.txt", "old line\n"), ("old.txt", "bye\n")],
         &[],
-        &["--apply", "--root", &root],
     );
     assert_eq!(status, 0, "{stderr}");
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
-        "new line\n"
-    );
+    assert_eq!(read(&dir, "notes.txt"), "new line\n");
     assert!(!dir.path().join("old.txt").exists());
 }
 
@@ -169,11 +175,8 @@ fn a_relabelled_length_or_a_malformed_patch_is_never_applied() {
         ("openai-chat", "openai-chat/relabelled_length.sse"),
         ("openai-responses", "openai-responses/custom_tools.sse"),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), "keep\n").unwrap();
-        std::fs::write(dir.path().join("x"), "keep\n").unwrap();
-        let root = dir.path().display().to_string();
-        let (_, stdout, _) = stream(api, &corpus_file(path), &[], &["--apply", "--root", &root]);
+        let (dir, (_, stdout, _)) =
+            apply_in_workspace(api, path, &[("a.txt", "keep\n"), ("x", "keep\n")], &[]);
         let calls = stdout
             .lines()
             .filter(|l| l.starts_with("{\"type\":\"tool_call\""));
@@ -187,29 +190,19 @@ fn a_relabelled_length_or_a_malformed_patch_is_never_applied() {
             .last()
             .unwrap()
             .contains("\"malformed_tool_calls\":[{"));
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
-            "keep\n"
-        );
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("x")).unwrap(),
-            "keep\n"
-        );
+        assert_eq!(read(&dir, "a.txt"), "keep\n");
+        assert_eq!(read(&dir, "x"), "keep\n");
     }
 }
 
 #[test]
 fn a_patch_that_cannot_apply_changes_nothing_and_fails_the_command() {
     // notes.txt lacks the line the Update removes: the Add of the same patch is not written.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("notes.txt"), "something else\n").unwrap();
-    let root = dir.path().display().to_string();
-    let file = corpus_file("openai-responses/apply_patch_custom.sse");
-    let (status, stdout, stderr) = stream(
+    let (dir, (status, stdout, stderr)) = apply_in_workspace(
         "openai-responses",
-        &file,
+        "openai-responses/apply_patch_custom.sse",
+        &[("notes.txt", "something else\n")],
         &[],
-        &["--apply", "--root", &root],
     );
     assert_eq!(status, 1);
     assert!(
@@ -218,10 +211,7 @@ fn a_patch_that_cannot_apply_changes_nothing_and_fails_the_command() {
     );
     assert!(stderr.contains("not applied"), "{stderr}");
     assert!(!dir.path().join("hello.txt").exists());
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
-        "something else\n"
-    );
+    assert_eq!(read(&dir, "notes.txt"), "something else\n");
 }
 
 #[test]
@@ -247,10 +237,7 @@ fn a_function_call_named_apply_patch_is_applied_from_its_patch_argument() {
         body.as_bytes(),
     );
     assert_eq!(status, 0, "{stderr}");
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("new.txt")).unwrap(),
-        "x\n"
-    );
+    assert_eq!(read(&dir, "new.txt"), "x\n");
 }
 
 #[test]

@@ -1,20 +1,35 @@
 //! Helpers shared by the `agent_*` tests: running a session into a fresh workspace,
-//! snapshotting the workspace, reading the transcript back.
+//! snapshotting the workspace, reading the transcript back, a replay that records its
+//! requests, the shipped sessions' paths and the check that a `frontier` command succeeded.
 #![allow(dead_code)]
 
 pub mod server;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use frontier::agent::replay::{self, Replay, Session, Turn};
-use frontier::agent::{self, Config, EndStatus, ModelSource, NativeSource, Toolset};
+use frontier::agent::{
+    self, Config, EndStatus, Finish, Flow, Message, ModelError, ModelSource, NativeSource, Request,
+    Toolset,
+};
 use frontier::apply::Workspace;
 use serde_json::Value;
 
+/// The folder of the shipped sessions.
+fn sessions_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/sessions")
+}
+
+/// The path of the shipped session `name` (a file name in `corpora/sessions/`).
+pub fn session_path(name: &str) -> String {
+    sessions_dir().join(name).to_string_lossy().into_owned()
+}
+
 /// The shipped sessions, by file stem, each with the CTL mode its file declares.
 pub fn sessions() -> Vec<(String, Session)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/sessions");
+    let dir = sessions_dir();
     let mut out = Vec::new();
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -53,6 +68,47 @@ impl RunResult {
             .iter()
             .map(|r| r["id"].as_str().unwrap().to_owned())
             .collect()
+    }
+}
+
+/// Asserts that a `frontier` command exited 0, showing its standard error when it did not.
+pub fn assert_success(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A replay that keeps every request it was sent.
+pub struct Recording {
+    pub replay: Replay,
+    pub requests: Vec<Vec<Message>>,
+}
+
+impl Recording {
+    /// Replays `turns` `chunk` bytes at a time.
+    pub fn new(turns: Vec<Turn>, chunk: usize) -> Recording {
+        Recording {
+            replay: Replay::new("recording", turns, chunk),
+            requests: Vec::new(),
+        }
+    }
+}
+
+impl ModelSource for Recording {
+    fn turn(
+        &mut self,
+        request: &Request<'_>,
+        sink: &mut dyn FnMut(&[u8]) -> Flow,
+    ) -> Result<Option<Finish>, ModelError> {
+        self.requests.push(request.messages.to_vec());
+        self.replay.turn(request, sink)
+    }
+
+    fn describe(&self) -> String {
+        self.replay.describe()
     }
 }
 

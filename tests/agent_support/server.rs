@@ -1,6 +1,6 @@
 //! A loopback HTTP server for the provider tests: it answers each request with the next
-//! scripted [`Reply`], writes event streams in HTTP chunks of random sizes, and hands back
-//! the requests it received (headers and JSON body).
+//! scripted [`Reply`], writes event streams in HTTP chunks of random sizes (with a pause now
+//! and then), and hands back the requests it received (headers and JSON body).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -52,6 +52,14 @@ pub enum Reply {
         headers: Vec<(String, String)>,
         body: String,
     },
+    /// A 200 `application/json` answer of these bytes (a server that does not stream).
+    Json(String),
+    /// A 200 event stream of these bytes, in one HTTP chunk, after which the connection stays
+    /// open and silent for this long (on its own thread: the server goes on to the next
+    /// request).
+    Hold(Vec<u8>, Duration),
+    /// Nothing at all (not even a status line) for this long.
+    Silent(Duration),
 }
 
 impl Reply {
@@ -63,12 +71,29 @@ impl Reply {
         }
     }
 
+    /// A stream whose socket closes after `after` body bytes, mid-stream.
+    pub fn dropped(body: Vec<u8>, after: usize) -> Reply {
+        Reply::Stream {
+            body,
+            drop_after: Some(after),
+        }
+    }
+
     /// An error status with a JSON error body and no extra header.
     pub fn status(code: u16, message: &str) -> Reply {
         Reply::Status {
             code,
             headers: Vec::new(),
             body: serde_json::json!({"error": {"message": message}}).to_string(),
+        }
+    }
+
+    /// An error status with this body as it stands and no extra header.
+    pub fn raw_status(code: u16, body: &str) -> Reply {
+        Reply::Status {
+            code,
+            headers: Vec::new(),
+            body: body.to_owned(),
         }
     }
 }
@@ -91,8 +116,11 @@ pub fn serve(replies: Vec<Reply>, seed: u64) -> (String, JoinHandle<Vec<Received
     let base = format!("http://{}", listener.local_addr().unwrap());
     let handle = std::thread::spawn(move || {
         let mut rng = Rng(seed);
+        // The pauses draw from a generator of their own: the chunk sizes are the seed's alone.
+        let mut pauses = Rng(seed ^ 0x9e37_79b9_7f4a_7c15);
         let mut requests = Vec::new();
         for reply in replies {
+            // A client that asks less than expected leaves the rest of the replies unsent.
             let Some(stream) = accept_within(&listener, Duration::from_secs(20)) else {
                 break;
             };
@@ -113,6 +141,31 @@ pub fn serve(replies: Vec<Reply>, seed: u64) -> (String, JoinHandle<Vec<Received
                     }
                     let _ = write!(stream, "{head}\r\n{body}");
                 }
+                Reply::Json(body) => {
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                }
+                Reply::Silent(hold) => {
+                    close_after(stream, hold);
+                    continue;
+                }
+                Reply::Hold(body, hold) => {
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    );
+                    if !body.is_empty() {
+                        let _ = write!(stream, "{:x}\r\n", body.len());
+                        let _ = stream.write_all(&body);
+                        let _ = stream.write_all(b"\r\n");
+                    }
+                    let _ = stream.flush();
+                    close_after(stream, hold);
+                    continue;
+                }
                 Reply::Stream { body, drop_after } => {
                     let _ = write!(
                         stream,
@@ -127,6 +180,9 @@ pub fn serve(replies: Vec<Reply>, seed: u64) -> (String, JoinHandle<Vec<Received
                         let _ = stream.write_all(b"\r\n");
                         let _ = stream.flush();
                         at += n;
+                        if pauses.below(8) == 0 {
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
                     }
                     if drop_after.is_none() {
                         let _ = stream.write_all(b"0\r\n\r\n");
@@ -141,6 +197,15 @@ pub fn serve(replies: Vec<Reply>, seed: u64) -> (String, JoinHandle<Vec<Received
     (base, handle)
 }
 
+/// Keeps `stream` open, on a thread of its own, for `hold`, then closes it.
+fn close_after(stream: TcpStream, hold: Duration) {
+    std::thread::spawn(move || {
+        std::thread::sleep(hold);
+        drop(stream);
+    });
+}
+
+/// The next connection, or none within `wait`.
 fn accept_within(listener: &TcpListener, wait: Duration) -> Option<TcpStream> {
     listener.set_nonblocking(true).unwrap();
     let deadline = Instant::now() + wait;
