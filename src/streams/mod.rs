@@ -66,6 +66,7 @@ pub mod sse;
 pub mod think;
 pub mod turn;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::ControlFlow;
 
@@ -371,6 +372,14 @@ fn parse<'a, T: serde::Deserialize<'a>>(data: &'a [u8], turn: &Turn) -> Result<T
         };
         turn.error(kind, format!("{e}: {}", shown(data)))
     })
+}
+
+/// An event's type: its JSON `type`, else its SSE event name (empty when it has neither).
+fn event_type<'a>(kind: &Option<Cow<'a, str>>, name: &[u8]) -> Cow<'a, str> {
+    match kind {
+        Some(kind) => kind.clone(),
+        None => Cow::Owned(String::from_utf8_lossy(name).into_owned()),
+    }
 }
 
 /// The start of an event's data, for messages.
