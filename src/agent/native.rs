@@ -51,7 +51,7 @@ use super::model::ModelError;
 use super::provider::ToolReply;
 use super::recovery::{Recovery, Transition};
 use super::runner::{
-    end_run, record_transition, Config, EndStatus, Executor, MAX_RESULT_IN_CONTEXT,
+    end_run, record_transition, task_record, Config, EndStatus, Executor, MAX_RESULT_IN_CONTEXT,
 };
 use super::tools::Tool;
 use super::transcript::{Rec, Transcript};
@@ -151,13 +151,7 @@ pub fn run_native(
     out: &mut dyn Write,
 ) -> io::Result<EndStatus> {
     let mut transcript = Transcript::new(out);
-    transcript.record(
-        Rec::new("task")
-            .field("text", &config.task)
-            .field("model", model.describe())
-            .field("toolset", config.toolset.name())
-            .field("tools", "native"),
-    );
+    transcript.record(task_record(config, &model.describe()).field("tools", "native"));
     let tools: Vec<Tool> = config.toolset.tools().collect();
     model.start(NATIVE_SYSTEM_PROMPT, config.task.as_deref(), &tools);
     let mut executor = Executor::new(config);

@@ -484,12 +484,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> io::Result<EndStatus> {
     let mut transcript = Transcript::new(out);
-    transcript.record(
-        Rec::new("task")
-            .field("text", &config.task)
-            .field("model", model.describe())
-            .field("toolset", config.toolset.name()),
-    );
+    transcript.record(task_record(config, &model.describe()));
     let mut messages = vec![Message::new(Role::System, system_prompt(config.ctl_mode))];
     if let Some(task) = &config.task {
         messages.push(Message::new(Role::User, task.clone()));
@@ -797,6 +792,15 @@ pub fn run(
     };
     executor.drain(&mut transcript);
     end_run(transcript, status)
+}
+
+/// The `task` record, first in every run's transcript: the task, the model as `describe`d
+/// and the toolset.
+pub(super) fn task_record(config: &Config, model: &str) -> Rec {
+    Rec::new("task")
+        .field("text", &config.task)
+        .field("model", model)
+        .field("toolset", config.toolset.name())
 }
 
 /// The `transition` record: the loop goes on to request `turn + 1`, with the output limit
