@@ -19,7 +19,7 @@
 //! | [`anthropic`] | Anthropic Messages events: blocks by `index` |
 //! | [`call`] | a call while it streams, its strict confirmation, what it becomes |
 //! | [`patch`] | an `apply_patch` input parsed in codex mode while it streams |
-//! | [`turn`] | what the assemblers share: limits, text, finish, the summary |
+//! | [`turn`] | what the assemblers share: limits, text, finish, the summary, common errors |
 //! | [`think`] | `<think>` blocks in the text, read as reasoning |
 //! | [`ctl_text`] | `--ctl`: the text read as a CTL stream |
 //!

@@ -1,6 +1,7 @@
 //! What every assembler shares: the limits, the turn's text and reasoning, its finish, the
 //! calls that ended badly, and the confirmation step that turns a [`Pending`] call into an
-//! emitted [`Call`] or a reported malformed one.
+//! emitted [`Call`] or a reported malformed one; and the errors they all raise the same way
+//! (a missing field, too many open calls, a call over its bound).
 
 use frontier_core::apply_patch::PatchEvent;
 
