@@ -2,9 +2,9 @@
 //! Anthropic Messages, streamed from the real endpoint and read by [`crate::streams`].
 //!
 //! One client, [`Provider`], for the three: the request goes out through [`http`] (a reader
-//! thread, so every wait has its own deadline) with the retries of [`retry`]; the body goes
-//! into a [`StreamReader`] of the API, which confirms each call only when its protocol has
-//! finished it and its arguments are whole. The client serves the loop in two ways:
+//! thread, so every wait has its own deadline) with the retries of [`super::retry`]; the body
+//! goes into a [`StreamReader`] of the API, which confirms each call only when its protocol
+//! has finished it and its arguments are whole. The client serves the loop in two ways:
 //!
 //! - `--tools native`: [`NativeSource`] (for [`super::native`]): the five tools declared as
 //!   the API's own tools ([`shape`]), the conversation kept in the API's shape, the reader's
