@@ -50,7 +50,9 @@ use crate::streams::{Arguments, Call, Event, StreamErrorKind, Summary};
 use super::model::ModelError;
 use super::provider::ToolReply;
 use super::recovery::{Recovery, Transition};
-use super::runner::{Config, EndStatus, Executor, MAX_RESULT_IN_CONTEXT};
+use super::runner::{
+    end_run, record_transition, task_record, Config, EndStatus, Executor, MAX_RESULT_IN_CONTEXT,
+};
 use super::tools::Tool;
 use super::transcript::{Rec, Transcript};
 
@@ -149,13 +151,7 @@ pub fn run_native(
     out: &mut dyn Write,
 ) -> io::Result<EndStatus> {
     let mut transcript = Transcript::new(out);
-    transcript.record(
-        Rec::new("task")
-            .field("text", &config.task)
-            .field("model", model.describe())
-            .field("toolset", config.toolset.name())
-            .field("tools", "native"),
-    );
+    transcript.record(task_record(config, &model.describe()).field("tools", "native"));
     let tools: Vec<Tool> = config.toolset.tools().collect();
     model.start(NATIVE_SYSTEM_PROMPT, config.task.as_deref(), &tools);
     let mut executor = Executor::new(config);
@@ -166,11 +162,7 @@ pub fn run_native(
             break EndStatus::TurnBudgetExhausted;
         }
         turn += 1;
-        let max_tokens = if recovery.output_limit_escalated {
-            config.escalated_max_tokens
-        } else {
-            config.max_tokens
-        };
+        let max_tokens = config.output_limit(&recovery);
         let (mut confirmed, mut malformed) = (0usize, 0usize);
         let read = model.turn(max_tokens, &mut |event| match event {
             Event::Call(call) => {
@@ -319,36 +311,7 @@ pub fn run_native(
         record_transition(&mut transcript, config, &recovery, turn, transition);
     };
     executor.drain(&mut transcript);
-    transcript.record(
-        Rec::new("end")
-            .field("status", status.name())
-            .field("exit", status.exit_code()),
-    );
-    match transcript.into_error() {
-        Some(e) => Err(e),
-        None => Ok(status),
-    }
-}
-
-/// The `transition` record: the loop goes on to request `turn + 1`.
-fn record_transition(
-    transcript: &mut Transcript<'_>,
-    config: &Config,
-    recovery: &Recovery,
-    turn: u32,
-    transition: Transition,
-) {
-    let next_limit = if recovery.output_limit_escalated {
-        config.escalated_max_tokens
-    } else {
-        config.max_tokens
-    };
-    transcript.record(
-        Rec::new("transition")
-            .field("turn", turn + 1)
-            .field("reason", transition.name())
-            .field("max_tokens", next_limit),
-    );
+    end_run(transcript, status)
 }
 
 /// A confirmed call: judged and run (an `apply_patch` patch fed whole into a session of the

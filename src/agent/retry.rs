@@ -63,6 +63,39 @@ impl RetryPolicy {
     }
 }
 
+impl RetryPolicy {
+    /// After a refusal with `code`: sleeps until retry number `*attempt + 1` and counts it,
+    /// telling `notices` (`HTTP 503; retry 1 of 3 in 1s`); or, when the request is not to be
+    /// retried, the error to end it with ([`refusal`]).
+    pub fn wait_or_refuse(
+        &self,
+        code: u16,
+        body: &str,
+        retry_after: Option<&str>,
+        attempt: &mut u32,
+        key_variable: &str,
+        notices: &mut dyn FnMut(&str),
+    ) -> Result<(), ModelError> {
+        let Some(wait) = self.wait(code, retry_after, *attempt, SystemTime::now()) else {
+            return Err(refusal(
+                self,
+                code,
+                body,
+                retry_after,
+                *attempt,
+                key_variable,
+            ));
+        };
+        *attempt += 1;
+        notices(&format!(
+            "HTTP {code}; retry {attempt} of {} in {wait:?}",
+            self.max_retries
+        ));
+        std::thread::sleep(wait);
+        Ok(())
+    }
+}
+
 /// The error of a request refused with `code` and `body` (after `retries` retries): the
 /// status, what it means for the user (`key_variable` names the key to check on a 401 or
 /// 403), and the server's answer.

@@ -120,6 +120,15 @@ impl Config {
     pub fn protect(&mut self, path: impl AsRef<std::path::Path>) -> io::Result<()> {
         self.workspace.protect(path)
     }
+
+    /// The output limit of the next request: escalated once `recovery` has raised it.
+    pub(super) fn output_limit(&self, recovery: &Recovery) -> u32 {
+        if recovery.output_limit_escalated {
+            self.escalated_max_tokens
+        } else {
+            self.max_tokens
+        }
+    }
 }
 
 /// How a run ended.
@@ -475,12 +484,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> io::Result<EndStatus> {
     let mut transcript = Transcript::new(out);
-    transcript.record(
-        Rec::new("task")
-            .field("text", &config.task)
-            .field("model", model.describe())
-            .field("toolset", config.toolset.name()),
-    );
+    transcript.record(task_record(config, &model.describe()));
     let mut messages = vec![Message::new(Role::System, system_prompt(config.ctl_mode))];
     if let Some(task) = &config.task {
         messages.push(Message::new(Role::User, task.clone()));
@@ -515,11 +519,7 @@ pub fn run(
             break EndStatus::TurnBudgetExhausted;
         }
         turn += 1;
-        let max_tokens = if recovery.output_limit_escalated {
-            config.escalated_max_tokens
-        } else {
-            config.max_tokens
-        };
+        let max_tokens = config.output_limit(&recovery);
         // Context governance: the ladder, then the engine's view is what the model receives.
         let governed = match executor.context.as_mut() {
             Some(context) => match context.govern(model, &mut transcript, turn, max_tokens) {
@@ -788,19 +788,41 @@ pub fn run(
                 recovery.on_progress()
             }
         };
-        let next_limit = if recovery.output_limit_escalated {
-            config.escalated_max_tokens
-        } else {
-            config.max_tokens
-        };
-        transcript.record(
-            Rec::new("transition")
-                .field("turn", turn + 1)
-                .field("reason", transition.name())
-                .field("max_tokens", next_limit),
-        );
+        record_transition(&mut transcript, config, &recovery, turn, transition);
     };
     executor.drain(&mut transcript);
+    end_run(transcript, status)
+}
+
+/// The `task` record, first in every run's transcript: the task, the model as `describe`d
+/// and the toolset.
+pub(super) fn task_record(config: &Config, model: &str) -> Rec {
+    Rec::new("task")
+        .field("text", &config.task)
+        .field("model", model)
+        .field("toolset", config.toolset.name())
+}
+
+/// The `transition` record: the loop goes on to request `turn + 1`, with the output limit
+/// `recovery` leaves it.
+pub(super) fn record_transition(
+    transcript: &mut Transcript<'_>,
+    config: &Config,
+    recovery: &Recovery,
+    turn: u32,
+    transition: Transition,
+) {
+    transcript.record(
+        Rec::new("transition")
+            .field("turn", turn + 1)
+            .field("reason", transition.name())
+            .field("max_tokens", config.output_limit(recovery)),
+    );
+}
+
+/// The `end` record, last in every run's transcript; `status` back, or the error that kept
+/// the transcript from being written.
+pub(super) fn end_run(mut transcript: Transcript<'_>, status: EndStatus) -> io::Result<EndStatus> {
     transcript.record(
         Rec::new("end")
             .field("status", status.name())
@@ -829,15 +851,7 @@ fn end_on_context_error(
     error: &str,
 ) -> io::Result<EndStatus> {
     let status = context_failed(&mut transcript, turn, error);
-    transcript.record(
-        Rec::new("end")
-            .field("status", status.name())
-            .field("exit", status.exit_code()),
-    );
-    match transcript.into_error() {
-        Some(e) => Err(e),
-        None => Ok(status),
-    }
+    end_run(transcript, status)
 }
 
 /// Puts the model's own output back into the conversation; an empty one is left out (some

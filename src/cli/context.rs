@@ -28,10 +28,7 @@ use super::bounds::Bound;
 use super::{display, EXIT_USAGE};
 
 /// `--max-tokens`: the window, 1 token to 1,000,000,000.
-const MAX_TOKENS: Bound = Bound {
-    min: 1,
-    max: 1_000_000_000,
-};
+const MAX_TOKENS: Bound = Bound::between(1, 1_000_000_000);
 
 /// The largest case file read, 64 MiB.
 pub const MAX_CASE_BYTES: u64 = 64 << 20;

@@ -273,6 +273,36 @@ fn first_version() -> u64 {
 }
 
 impl Block {
+    /// A block the engine creates: inline `text` at version 1, seen by the model, kept for
+    /// the session, unprotected, with no sources, API state nor origin (callers set those
+    /// that differ).
+    pub fn created(
+        id: String,
+        role: Role,
+        kind: Kind,
+        description: String,
+        text: String,
+        token_count: u64,
+        created_at: &str,
+    ) -> Block {
+        Block {
+            id,
+            role,
+            kind,
+            description,
+            token_count,
+            content: Content::Inline(text),
+            source_ids: Vec::new(),
+            visibility: Visibility::Model,
+            retention: Retention::Session,
+            protected: None,
+            version: 1,
+            created_at: created_at.to_owned(),
+            api: None,
+            origin: None,
+        }
+    }
+
     /// The content-store key of the current version, `<id>@v<version>`.
     pub fn content_key(&self) -> String {
         content_key(&self.id, self.version)

@@ -438,22 +438,9 @@ impl Engine {
         let tokens = self.store.tokens().clone();
         let mut make = |prefix: &str, role, kind, description: String, text: String| {
             counter += 1;
-            Block {
-                id: super::store::format_id(prefix, counter),
-                role,
-                kind,
-                description,
-                token_count: tokens.count(&text),
-                content: Content::Inline(text),
-                source_ids: Vec::new(),
-                visibility: Visibility::Model,
-                retention: Retention::Session,
-                protected: None,
-                version: 1,
-                created_at: now.to_owned(),
-                api: None,
-                origin: None,
-            }
+            let token_count = tokens.count(&text);
+            let id = super::store::format_id(prefix, counter);
+            Block::created(id, role, kind, description, text, token_count, now)
         };
         match message {
             Message::System { text } => {

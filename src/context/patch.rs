@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::args::Item;
-use super::block::{content_key, Block, Content, Kind, Retention, Role, Visibility};
+use super::block::{content_key, Block, Content, Kind, Role};
 use super::chain;
 use super::content::ContentStore;
 use super::ops::{self, Options};
@@ -149,22 +149,17 @@ fn build_commit(store: &BlockStore, content: &ContentStore, stage: Stage<'_>, no
     for s in staged.summaries {
         counter += 1;
         let id = format_id("summary", counter);
-        let block = Block {
-            token_count: store.tokens().count(&s.content),
+        let token_count = store.tokens().count(&s.content);
+        let mut block = Block::created(
             id,
-            role: Role::Assistant,
-            kind: Kind::Summary,
-            description: s.description,
-            content: Content::Inline(s.content),
-            source_ids: s.source_ids,
-            visibility: Visibility::Model,
-            retention: Retention::Session,
-            protected: None,
-            version: 1,
-            created_at: now.to_owned(),
-            api: None,
-            origin: None,
-        };
+            Role::Assistant,
+            Kind::Summary,
+            s.description,
+            s.content,
+            token_count,
+            now,
+        );
+        block.source_ids = s.source_ids;
         if let Content::Inline(text) = &block.content {
             push_new(&mut puts, content, content_key(&block.id, 1), text);
         }

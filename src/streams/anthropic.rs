@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::call::{CallKind, Pending};
 use super::turn::{Event, Turn};
-use super::{error_message, parse, StreamError, StreamErrorKind};
+use super::{error_message, event_type, parse, StreamError, StreamErrorKind};
 
 #[derive(Deserialize)]
 struct MessageEvent<'a> {
@@ -102,10 +102,7 @@ impl Anthropic {
             return Err(turn.error(StreamErrorKind::AfterEnd, "an event after message_stop"));
         }
         let event: MessageEvent<'_> = parse(data, turn)?;
-        let kind = match &event.kind {
-            Some(kind) => kind.clone(),
-            None => Cow::Owned(String::from_utf8_lossy(name).into_owned()),
-        };
+        let kind = event_type(&event.kind, name);
         if kind != "ping" {
             if let Some(call) = self.held.take() {
                 let cut = kind == "message_delta"
@@ -187,15 +184,7 @@ impl Anthropic {
                 format!("block {index} started twice"),
             ));
         }
-        if self.open.len() >= turn.limits.max_open_calls {
-            return Err(turn.error(
-                StreamErrorKind::TooManyCalls,
-                format!(
-                    "more than {} blocks open at once",
-                    turn.limits.max_open_calls
-                ),
-            ));
-        }
+        turn.room_for_call(self.open.len(), "blocks")?;
         let open = match block.kind.as_ref() {
             "tool_use" | "server_tool_use" => {
                 let kind = if block.kind == "tool_use" {
@@ -239,19 +228,14 @@ impl Anthropic {
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), StreamError> {
         let at = self.find(event.index, turn)?;
-        let Some(delta) = event.delta else {
-            return Err(turn.error(
-                StreamErrorKind::BadEvent,
-                "a content_block_delta without its delta",
-            ));
-        };
+        let delta = turn.required(event.delta, "a content_block_delta", "delta")?;
         match (delta.kind.as_deref().unwrap_or(""), &mut self.open[at].1) {
             (_, Open::Other) => {
                 turn.skip();
                 Ok(())
             }
             ("input_json_delta", Open::Call { call, .. }) => {
-                let json = field(delta.partial_json, "partial_json", turn)?;
+                let json = turn.required(delta.partial_json, "a delta", "partial_json")?;
                 let limits = turn.limits;
                 call.append(&json, &limits, &mut |_| {}).map_err(|kind| {
                     turn.error(
@@ -264,10 +248,13 @@ impl Anthropic {
                     )
                 })
             }
-            ("text_delta", Open::Text) => turn.text(&field(delta.text, "text", turn)?, on_event),
-            ("thinking_delta", Open::Text) => {
-                turn.reasoning(&field(delta.thinking, "thinking", turn)?, on_event)
+            ("text_delta", Open::Text) => {
+                turn.text(&turn.required(delta.text, "a delta", "text")?, on_event)
             }
+            ("thinking_delta", Open::Text) => turn.reasoning(
+                &turn.required(delta.thinking, "a delta", "thinking")?,
+                on_event,
+            ),
             ("signature_delta" | "citations_delta", _) => Ok(()),
             (kind @ ("input_json_delta" | "text_delta" | "thinking_delta"), _) => Err(turn.error(
                 StreamErrorKind::BadEvent,
@@ -307,20 +294,6 @@ impl Anthropic {
         }
         Ok(())
     }
-}
-
-/// A delta's field that its type requires.
-fn field<'a>(
-    value: Option<Cow<'a, str>>,
-    name: &str,
-    turn: &Turn,
-) -> Result<Cow<'a, str>, StreamError> {
-    value.ok_or_else(|| {
-        turn.error(
-            StreamErrorKind::BadEvent,
-            format!("a delta without its {name}"),
-        )
-    })
 }
 
 #[cfg(test)]

@@ -224,15 +224,7 @@ impl Chat {
         if let Some(arguments) = arguments {
             let limits = turn.limits;
             call.append(arguments, &limits, &mut |_| {})
-                .map_err(|kind| {
-                    turn.error(
-                        kind,
-                        format!(
-                            "the arguments of call {:?} are longer than {} bytes",
-                            call.id, limits.max_call_bytes
-                        ),
-                    )
-                })?;
+                .map_err(|kind| turn.call_too_long(kind, call))?;
         }
         Ok(())
     }

@@ -19,7 +19,7 @@
 //! | [`anthropic`] | Anthropic Messages events: blocks by `index` |
 //! | [`call`] | a call while it streams, its strict confirmation, what it becomes |
 //! | [`patch`] | an `apply_patch` input parsed in codex mode while it streams |
-//! | [`turn`] | what the assemblers share: limits, text, finish, the summary |
+//! | [`turn`] | what the assemblers share: limits, text, finish, the summary, common errors |
 //! | [`think`] | `<think>` blocks in the text, read as reasoning |
 //! | [`ctl_text`] | `--ctl`: the text read as a CTL stream |
 //!
@@ -66,6 +66,7 @@ pub mod sse;
 pub mod think;
 pub mod turn;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::ControlFlow;
 
@@ -371,6 +372,14 @@ fn parse<'a, T: serde::Deserialize<'a>>(data: &'a [u8], turn: &Turn) -> Result<T
         };
         turn.error(kind, format!("{e}: {}", shown(data)))
     })
+}
+
+/// An event's type: its JSON `type`, else its SSE event name (empty when it has neither).
+fn event_type<'a>(kind: &Option<Cow<'a, str>>, name: &[u8]) -> Cow<'a, str> {
+    match kind {
+        Some(kind) => kind.clone(),
+        None => Cow::Owned(String::from_utf8_lossy(name).into_owned()),
+    }
 }
 
 /// The start of an event's data, for messages.

@@ -30,7 +30,7 @@ use serde::Deserialize;
 use super::call::{CallKind, Pending};
 use super::patch::PatchInput;
 use super::turn::{Event, Turn};
-use super::{error_message, parse, StreamError, StreamErrorKind};
+use super::{error_message, event_type, parse, StreamError, StreamErrorKind};
 
 #[derive(Deserialize)]
 struct ResponseEvent<'a> {
@@ -158,22 +158,19 @@ impl Responses {
             }
             Err(e) => return Err(e),
         };
-        let kind = match &event.kind {
-            Some(kind) => kind.clone(),
-            None => Cow::Owned(String::from_utf8_lossy(name).into_owned()),
-        };
+        let kind = event_type(&event.kind, name);
         match kind.as_ref() {
             "response.output_item.added" => self.added(event, turn, on_event),
             "response.output_item.done" => self.done_item(event, turn, on_event),
             "response.function_call_arguments.delta"
             | "response.custom_tool_call_input.delta"
             | "response.apply_patch_call_operation_diff.delta" => {
-                let delta = required(event.delta.as_deref(), "delta", turn)?;
+                let delta = turn.required(event.delta.as_deref(), "an event", "delta")?;
                 let limits = turn.limits;
                 let at = self.find(&event, turn)?;
                 let call = &mut self.open[at].call;
                 call.append(delta, &limits, on_event)
-                    .map_err(|kind| too_long(kind, call, turn))
+                    .map_err(|kind| turn.call_too_long(kind, call))
             }
             "response.function_call_arguments.done"
             | "response.custom_tool_call_input.done"
@@ -183,19 +180,22 @@ impl Responses {
                     .as_deref()
                     .or(event.input.as_deref())
                     .or(event.diff.as_deref());
-                let value = required(value, "arguments, input or diff", turn)?;
+                let value = turn.required(value, "an event", "arguments, input or diff")?;
                 let limits = turn.limits;
                 let at = self.find(&event, turn)?;
                 let call = &mut self.open[at].call;
                 call.complete_with(value, &limits, on_event)
-                    .map_err(|kind| too_long(kind, call, turn))
+                    .map_err(|kind| turn.call_too_long(kind, call))
             }
-            "response.output_text.delta" | "response.refusal.delta" => {
-                turn.text(required(event.delta.as_deref(), "delta", turn)?, on_event)
-            }
-            "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
-                turn.reasoning(required(event.delta.as_deref(), "delta", turn)?, on_event)
-            }
+            "response.output_text.delta" | "response.refusal.delta" => turn.text(
+                turn.required(event.delta.as_deref(), "an event", "delta")?,
+                on_event,
+            ),
+            "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => turn
+                .reasoning(
+                    turn.required(event.delta.as_deref(), "an event", "delta")?,
+                    on_event,
+                ),
             "response.completed" => {
                 turn.summary.finish_reason = Some("completed".to_owned());
                 turn.terminated = true;
@@ -239,12 +239,7 @@ impl Responses {
         turn: &mut Turn,
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), StreamError> {
-        let Some(item) = event.item else {
-            return Err(turn.error(
-                StreamErrorKind::BadEvent,
-                "an output item event without its item",
-            ));
-        };
+        let item = turn.required(event.item, "an output item event", "item")?;
         let item_id = item.id.as_deref().unwrap_or("").to_owned();
         if !item_id.is_empty() && self.open.iter().any(|o| o.item_id == item_id) {
             return Err(turn.error(
@@ -255,15 +250,7 @@ impl Responses {
         let Some(call) = open_call(&item, turn, on_event)? else {
             return Ok(());
         };
-        if self.open.len() >= turn.limits.max_open_calls {
-            return Err(turn.error(
-                StreamErrorKind::TooManyCalls,
-                format!(
-                    "more than {} call items open at once",
-                    turn.limits.max_open_calls
-                ),
-            ));
-        }
+        turn.room_for_call(self.open.len(), "call items")?;
         self.open.push(OpenItem {
             item_id,
             output_index: event.output_index,
@@ -278,12 +265,7 @@ impl Responses {
         turn: &mut Turn,
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), StreamError> {
-        let Some(item) = &event.item else {
-            return Err(turn.error(
-                StreamErrorKind::BadEvent,
-                "an output item event without its item",
-            ));
-        };
+        let item = turn.required(event.item.as_ref(), "an output item event", "item")?;
         let at = self.open.iter().position(|o| match item.id.as_deref() {
             Some(id) if !o.item_id.is_empty() => o.item_id == id,
             _ => o.output_index.is_some() && o.output_index == event.output_index,
@@ -305,7 +287,7 @@ impl Responses {
         if let Some(value) = value {
             let limits = turn.limits;
             call.complete_with(value, &limits, on_event)
-                .map_err(|kind| too_long(kind, &call, turn))?;
+                .map_err(|kind| turn.call_too_long(kind, &call))?;
         }
         match item.status.as_deref() {
             None | Some("completed") => turn.confirm(call, on_event),
@@ -410,28 +392,9 @@ fn open_call(
     };
     if let Some(first) = first.filter(|f| !f.is_empty()) {
         call.append(first, &limits, on_event)
-            .map_err(|kind| too_long(kind, &call, turn))?;
+            .map_err(|kind| turn.call_too_long(kind, &call))?;
     }
     Ok(Some(call))
-}
-
-fn required<'v>(value: Option<&'v str>, field: &str, turn: &Turn) -> Result<&'v str, StreamError> {
-    value.ok_or_else(|| {
-        turn.error(
-            StreamErrorKind::BadEvent,
-            format!("an event without its {field}"),
-        )
-    })
-}
-
-fn too_long(kind: StreamErrorKind, call: &Pending, turn: &Turn) -> StreamError {
-    turn.error(
-        kind,
-        format!(
-            "the arguments of call {:?} are longer than {} bytes",
-            call.id, turn.limits.max_call_bytes
-        ),
-    )
 }
 
 #[cfg(test)]

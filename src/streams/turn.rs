@@ -1,6 +1,7 @@
 //! What every assembler shares: the limits, the turn's text and reasoning, its finish, the
 //! calls that ended badly, and the confirmation step that turns a [`Pending`] call into an
-//! emitted [`Call`] or a reported malformed one.
+//! emitted [`Call`] or a reported malformed one; and the errors they all raise the same way
+//! (a missing field, too many open calls, a call over its bound).
 
 use frontier_core::apply_patch::PatchEvent;
 
@@ -107,6 +108,13 @@ pub struct Turn {
     ctl: Option<CtlText>,
 }
 
+/// Which of the turn's two kept texts a piece goes to.
+#[derive(Clone, Copy, Debug)]
+enum Kept {
+    Text,
+    Reasoning,
+}
+
 /// One delta's bytes by side of the `<think>` tags.
 #[derive(Debug, Default)]
 struct Split {
@@ -161,9 +169,7 @@ impl Turn {
         if text.is_empty() {
             return Ok(());
         }
-        self.bounded(self.summary.text.len(), text, "text")?;
-        self.summary.text.push_str(text);
-        on_event(Event::Text(text));
+        self.keep(Kept::Text, text, on_event)?;
         let mut split = std::mem::take(&mut self.split);
         split.clear();
         self.think
@@ -212,20 +218,77 @@ impl Turn {
         if text.is_empty() {
             return Ok(());
         }
-        self.bounded(self.summary.reasoning.len(), text, "reasoning")?;
-        self.summary.reasoning.push_str(text);
-        on_event(Event::Reasoning(text));
-        Ok(())
+        self.keep(Kept::Reasoning, text, on_event)
     }
 
-    fn bounded(&self, held: usize, more: &str, what: &str) -> Result<(), StreamError> {
-        if held + more.len() > self.limits.max_text {
+    /// Appends `more` to the text or the reasoning kept so far, within
+    /// [`Limits::max_text`], and hands it on.
+    fn keep(
+        &mut self,
+        kept: Kept,
+        more: &str,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), StreamError> {
+        let (held, what, event) = match kept {
+            Kept::Text => (&mut self.summary.text, "text", Event::Text(more)),
+            Kept::Reasoning => (
+                &mut self.summary.reasoning,
+                "reasoning",
+                Event::Reasoning(more),
+            ),
+        };
+        if held.len() + more.len() > self.limits.max_text {
             return Err(self.error(
                 StreamErrorKind::TextTooLong,
                 format!("the {what} is longer than {} bytes", self.limits.max_text),
             ));
         }
+        held.push_str(more);
+        on_event(event);
         Ok(())
+    }
+
+    /// A field an event needs: `value`, or a `bad_event` error that reads "`holder` without
+    /// its `field`" (`"a delta"`, `"text"`).
+    pub fn required<T>(
+        &self,
+        value: Option<T>,
+        holder: &str,
+        field: &str,
+    ) -> Result<T, StreamError> {
+        value.ok_or_else(|| {
+            self.error(
+                StreamErrorKind::BadEvent,
+                format!("{holder} without its {field}"),
+            )
+        })
+    }
+
+    /// Room for one more open call beside the `open` ones (`what` they are called, for the
+    /// error), within [`Limits::max_open_calls`].
+    pub fn room_for_call(&self, open: usize, what: &str) -> Result<(), StreamError> {
+        if open >= self.limits.max_open_calls {
+            return Err(self.error(
+                StreamErrorKind::TooManyCalls,
+                format!(
+                    "more than {} {what} open at once",
+                    self.limits.max_open_calls
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The error of a call whose arguments grew past a bound: `kind` is what
+    /// [`Pending::append`] refused with.
+    pub fn call_too_long(&self, kind: StreamErrorKind, call: &Pending) -> StreamError {
+        self.error(
+            kind,
+            format!(
+                "the arguments of call {:?} are longer than {} bytes",
+                call.id, self.limits.max_call_bytes
+            ),
+        )
     }
 
     /// An event of a type this reader does not know.

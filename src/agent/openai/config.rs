@@ -36,6 +36,17 @@ impl TokenField {
         }
     }
 
+    /// What the session is told when the server refused this field with `code`: the other
+    /// is sent from now on.
+    pub fn switch_notice(self, code: u16) -> String {
+        format!(
+            "the server refused `{}` (HTTP {code}); retrying with `{}`, kept for the rest of the \
+             session (set OPENAI_TOKEN_FIELD to skip this)",
+            self.name(),
+            self.other().name()
+        )
+    }
+
     /// The field called `name`.
     pub fn from_name(name: &str) -> Option<TokenField> {
         match name {

@@ -30,13 +30,12 @@
 //! JSON is [`ModelError::Malformed`].
 
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
 use super::http::{self, Exchange, Head, HeadError, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
-use super::retry::refusal;
 use super::sse::{self, SseReader};
 
 mod config;
@@ -157,35 +156,17 @@ impl OpenAi {
             if !self.field_switched && refuses_field(code, &body, sent.name()) {
                 self.field_switched = true;
                 self.config.token_field = sent.other();
-                let notice = format!(
-                    "the server refused `{}` (HTTP {code}); retrying with `{}`, kept for the rest \
-                     of the session (set OPENAI_TOKEN_FIELD to skip this)",
-                    sent.name(),
-                    sent.other().name()
-                );
-                (self.notices)(&notice);
+                (self.notices)(&sent.switch_notice(code));
                 continue;
             }
-            let retry_after = retry_after.as_deref();
-            let policy = self.config.retry;
-            if let Some(wait) = policy.wait(code, retry_after, retries, SystemTime::now()) {
-                retries += 1;
-                let notice = format!(
-                    "HTTP {code}; retry {retries} of {} in {wait:?}",
-                    policy.max_retries
-                );
-                (self.notices)(&notice);
-                std::thread::sleep(wait);
-                continue;
-            }
-            return Err(refusal(
-                &policy,
+            self.config.retry.wait_or_refuse(
                 code,
                 &body,
-                retry_after,
-                retries,
+                retry_after.as_deref(),
+                &mut retries,
                 "OPENAI_API_KEY",
-            ));
+                &mut *self.notices,
+            )?;
         }
     }
 

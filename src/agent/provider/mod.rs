@@ -2,9 +2,9 @@
 //! Anthropic Messages, streamed from the real endpoint and read by [`crate::streams`].
 //!
 //! One client, [`Provider`], for the three: the request goes out through [`http`] (a reader
-//! thread, so every wait has its own deadline) with the retries of [`retry`]; the body goes
-//! into a [`StreamReader`] of the API, which confirms each call only when its protocol has
-//! finished it and its arguments are whole. The client serves the loop in two ways:
+//! thread, so every wait has its own deadline) with the retries of [`super::retry`]; the body
+//! goes into a [`StreamReader`] of the API, which confirms each call only when its protocol
+//! has finished it and its arguments are whole. The client serves the loop in two ways:
 //!
 //! - `--tools native`: [`NativeSource`] (for [`super::native`]): the five tools declared as
 //!   the API's own tools ([`shape`]), the conversation kept in the API's shape, the reader's
@@ -15,7 +15,7 @@
 //! Endpoints: `{OPENAI_BASE_URL}/chat/completions`, `{OPENAI_BASE_URL}/responses`,
 //! `{ANTHROPIC_BASE_URL}/v1/messages` (with `anthropic-version: 2023-06-01`).
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -25,7 +25,7 @@ use super::native::{NativeSource, NativeTurn};
 use super::openai::{
     refuses_field, OpenAiConfig, TokenField, DEFAULT_READ_TIMEOUT, MAX_READ_TIMEOUT,
 };
-use super::retry::{self, RetryPolicy};
+use super::retry::RetryPolicy;
 use super::tools::Tool;
 use crate::streams::{Api, Arguments, Event, Format, Limits, StreamReader};
 
@@ -235,41 +235,17 @@ impl Client {
             {
                 self.field_switched = true;
                 self.config.token_field = field.other();
-                let notice = format!(
-                    "the server refused `{}` (HTTP {code}); retrying with `{}`, kept for the rest \
-                     of the session (set OPENAI_TOKEN_FIELD to skip this)",
-                    field.name(),
-                    field.other().name()
-                );
-                (self.notices)(&notice);
+                (self.notices)(&field.switch_notice(code));
                 continue;
             }
-            let now = SystemTime::now();
-            match self
-                .config
-                .retry
-                .wait(code, retry_after.as_deref(), attempt, now)
-            {
-                Some(wait) => {
-                    attempt += 1;
-                    let notice = format!(
-                        "HTTP {code}; retry {attempt} of {} in {wait:?}",
-                        self.config.retry.max_retries
-                    );
-                    (self.notices)(&notice);
-                    std::thread::sleep(wait);
-                }
-                None => {
-                    return Err(retry::refusal(
-                        &self.config.retry,
-                        code,
-                        &text,
-                        retry_after.as_deref(),
-                        attempt,
-                        self.config.key_variable(),
-                    ))
-                }
-            }
+            self.config.retry.wait_or_refuse(
+                code,
+                &text,
+                retry_after.as_deref(),
+                &mut attempt,
+                self.config.key_variable(),
+                &mut *self.notices,
+            )?;
         }
     }
 
