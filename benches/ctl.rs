@@ -5,12 +5,17 @@
 //! arguments). CTL is fed whole, in 64 KiB, 64-byte and 1-byte chunks; serde_json parses the
 //! whole JSON text once (its best case: a buffering runtime re-parses on every chunk). The
 //! `allowed` group measures one `allowed()` query.
+//!
+//! The `ctl_extended/*` groups frame the same calls in extended CTL (every argument inline when
+//! it has no LF, else a heredoc with the tag `EOF`) and parse them in extended mode, beside the
+//! strict figures of the same run: the goal is body-heavy within 1.5× of strict, and
+//! strict's header-heavy figures kept.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use frontier::contract::PushParser;
-use frontier::ctl::{CallAssembler, CtlEvent, CtlParser};
+use frontier::ctl::{CallAssembler, CtlEvent, CtlMode, CtlParser, Limits};
 
 struct Call {
     id: String,
@@ -60,6 +65,25 @@ fn to_ctl(calls: &[Call]) -> Vec<u8> {
     out
 }
 
+/// The calls in extended CTL: inline values, and heredocs for values with an LF (each of them
+/// ends with one and has no line `EOF`).
+fn to_extended(calls: &[Call]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for call in calls {
+        out.extend_from_slice(format!("call {} {}\n", call.id, call.name).as_bytes());
+        for (key, value) in &call.args {
+            if value.contains('\n') {
+                assert!(value.ends_with('\n') && !value.lines().any(|l| l == "EOF"));
+                out.extend_from_slice(format!("arg {key} <<EOF\n{value}EOF\n").as_bytes());
+            } else {
+                out.extend_from_slice(format!("arg {key} = {value}\n").as_bytes());
+            }
+        }
+        out.extend_from_slice(b"end\n");
+    }
+    out
+}
+
 fn to_json(calls: &[Call]) -> Vec<u8> {
     let list: Vec<serde_json::Value> = calls
         .iter()
@@ -77,7 +101,10 @@ fn to_json(calls: &[Call]) -> Vec<u8> {
 
 /// Parses a CTL stream in chunks and counts `call_end` events: the parser alone, zero copy.
 fn count_calls(input: &[u8], chunk: usize) -> usize {
-    let mut parser = CtlParser::default();
+    count_calls_in(CtlParser::default(), input, chunk)
+}
+
+fn count_calls_in(mut parser: CtlParser, input: &[u8], chunk: usize) -> usize {
     let mut calls = 0;
     for piece in input.chunks(chunk) {
         parser
@@ -92,7 +119,10 @@ fn count_calls(input: &[u8], chunk: usize) -> usize {
 
 /// Parses a CTL stream in chunks and builds owned `ToolCall`s, as a runtime would.
 fn assemble_calls(input: &[u8], chunk: usize) -> usize {
-    let mut parser = CtlParser::default();
+    assemble_calls_in(CtlParser::default(), input, chunk)
+}
+
+fn assemble_calls_in(mut parser: CtlParser, input: &[u8], chunk: usize) -> usize {
     let mut assembler = CallAssembler::default();
     let mut calls = 0;
     for piece in input.chunks(chunk) {
@@ -178,6 +208,79 @@ fn throughput(c: &mut Criterion) {
     }
 }
 
+/// The same calls framed in extended CTL, parsed in extended mode, and the strict parser on
+/// the counted framing in the same group.
+fn extended(c: &mut Criterion) {
+    let extended = || CtlParser::with_mode(Limits::default(), CtlMode::Extended);
+    for (workload, calls) in [
+        ("body_heavy", body_heavy()),
+        ("header_heavy", header_heavy()),
+    ] {
+        let counted = to_ctl(&calls);
+        let framed = to_extended(&calls);
+        let mut group = c.benchmark_group(format!("ctl_extended/{workload}"));
+        for chunk in [usize::MAX, 64, 1] {
+            let label = if chunk == usize::MAX {
+                "whole".to_string()
+            } else {
+                chunk.to_string()
+            };
+            group.throughput(Throughput::Bytes(framed.len() as u64));
+            group.bench_with_input(
+                BenchmarkId::new("extended_events", &label),
+                &chunk,
+                |b, &chunk| {
+                    b.iter(|| {
+                        let n =
+                            count_calls_in(extended(), black_box(&framed), chunk.min(framed.len()));
+                        assert_eq!(n, calls.len())
+                    })
+                },
+            );
+            group.bench_with_input(
+                BenchmarkId::new("extended_calls", &label),
+                &chunk,
+                |b, &chunk| {
+                    b.iter(|| {
+                        let n = assemble_calls_in(
+                            extended(),
+                            black_box(&framed),
+                            chunk.min(framed.len()),
+                        );
+                        assert_eq!(n, calls.len())
+                    })
+                },
+            );
+            group.throughput(Throughput::Bytes(counted.len() as u64));
+            group.bench_with_input(
+                BenchmarkId::new("strict_events", &label),
+                &chunk,
+                |b, &chunk| {
+                    b.iter(|| {
+                        assert_eq!(
+                            count_calls(black_box(&counted), chunk.min(counted.len())),
+                            calls.len()
+                        )
+                    })
+                },
+            );
+            group.bench_with_input(
+                BenchmarkId::new("strict_calls", &label),
+                &chunk,
+                |b, &chunk| {
+                    b.iter(|| {
+                        assert_eq!(
+                            assemble_calls(black_box(&counted), chunk.min(counted.len())),
+                            calls.len()
+                        )
+                    })
+                },
+            );
+        }
+        group.finish();
+    }
+}
+
 fn allowed(c: &mut Criterion) {
     let mut group = c.benchmark_group("ctl/allowed");
     for (state, prefix) in [
@@ -203,5 +306,5 @@ fn allowed(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, throughput, allowed);
+criterion_group!(benches, throughput, extended, allowed);
 criterion_main!(benches);

@@ -9,5 +9,6 @@ seed() { # target, source directories...
     find "$@" -type f ! -name '*.md' -exec cp {} "corpus/$target/" \;
 }
 seed ctl_bytes ../corpora/ctl
+seed ctl_extended ../corpora/ctl
 seed apply_patch_bytes ../corpora/apply_patch ../tests/conformance/codex-apply-patch
 seed udiff_bytes ../corpora/udiff

@@ -220,3 +220,63 @@ fn a_long_stream_runs_in_constant_memory() {
         assert!(peak < 16 * 1024, "peak resident memory {peak} KiB");
     }
 }
+
+#[test]
+fn every_ctl_command_takes_the_extended_mode() {
+    let file = corpus("extended/valid/02_heredoc.ctl");
+    for command in ["check", "trace", "events"] {
+        let (code, out, _) = run(
+            &[command, "--lang", "ctl", "--mode", "extended", &file],
+            b"",
+        );
+        assert_eq!(code, 0, "{command}: {out}");
+        let (code, out, _) = run(&[command, "--lang", "ctl", &file], b"");
+        assert_eq!(code, 1, "{command} strict: {out}");
+    }
+    // Strict CTL refuses the `=` of `arg path = ` (byte 28).
+    let (_, out, _) = run(&["check", "--lang", "ctl", "--json", &file], b"");
+    assert!(
+        out.contains(r#""error":{"offset":28,"byte":61,"kind":"unexpected_byte"}"#),
+        "{out}"
+    );
+    let (code, out, _) = run(
+        &["events", "--lang", "ctl", "--mode", "extended", &file],
+        b"",
+    );
+    let (_, bytewise, _) = run(
+        &[
+            "events", "--lang", "ctl", "--mode", "extended", "--chunk", "1", &file,
+        ],
+        b"",
+    );
+    assert_eq!((code, &out), (0, &bytewise));
+    assert!(
+        out.contains(r#"{"event":"arg_start","key":"content"}"#),
+        "{out}"
+    );
+    let (code, out, _) = run(&["calls", "--mode", "extended", &file], b"");
+    assert_eq!(code, 0);
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .contains(r##""content":"# TODO\n\nEOFX\nEOF \nEOF\r\n EOF\nEO\n- [ ] ship it\n""##),
+        "{out}"
+    );
+    let (code, _, err) = run(&["calls", "--mode", "lenient", &file], b"");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("strict, extended"), "{err}");
+    let mask = [
+        "mask",
+        "--lang",
+        "ctl",
+        "--vocab",
+        "tiktoken:cl100k_base",
+        "--text",
+        &file,
+    ];
+    let (code, _, err) = run(&[&mask[..], &["--mode", "extended"]].concat(), b"");
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&mask, b"");
+    assert_eq!(code, 1, "strict refuses a token: {err}");
+}

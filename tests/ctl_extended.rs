@@ -335,3 +335,18 @@ fn pending_bytes_are_the_held_tag_prefix_and_become_data_when_the_line_departs()
     assert_eq!(data, b"EOF\r\nEOFX\n");
     assert!(parser.accepting());
 }
+
+/// Found by the `ctl_extended` fuzz target: a run of heredoc content cut by `max_arg` right
+/// after a line start took the bytes of a possible tag line as content, so fed whole the error
+/// was at `O` of `EOFX`, a byte at a time (where `EOF` is held) at `X`.
+#[test]
+fn a_run_cut_by_max_arg_never_takes_a_held_tag_prefix() {
+    let limits = Limits {
+        max_line: 256,
+        max_arg: 6,
+    };
+    let input = b"call c1 w\narg c <<EOF\nabc\nEOFX\nEOF\nend\n";
+    let t = harness::check_chunking(&extended(limits), input, 1).unwrap();
+    let e = t.outcome.verdict.error().unwrap();
+    assert_eq!((e.offset, e.kind.as_str()), (29, "arg_too_large"));
+}

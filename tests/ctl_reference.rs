@@ -184,7 +184,7 @@ fn heredoc_body<'i>(
     // Cut off: the last line may still become the tag line, or end and be followed by it.
     let last = &body[line_start..];
     let can_close = tag.starts_with(last) && line_start as u64 <= max_arg;
-    let can_go_on = body.len() as u64 + 1 <= max_arg;
+    let can_go_on = (body.len() as u64) < max_arg;
     Err(if can_close || can_go_on {
         Status::Incomplete
     } else {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use frontier::ctl::{CtlParser, Limits};
+use frontier::ctl::{CtlMode, CtlParser, Limits};
 use frontier::harness::check_contract;
 
 fn files(dir: &str) -> Vec<PathBuf> {
@@ -44,8 +44,10 @@ fn ctl_corpus_under_the_fuzz_checks() {
             },
         ] {
             for cuts in cut_patterns(input.len()) {
-                check_contract(&CtlParser::new(limits), &input, &cuts)
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                for mode in [CtlMode::Strict, CtlMode::Extended] {
+                    check_contract(&CtlParser::with_mode(limits, mode), &input, &cuts)
+                        .unwrap_or_else(|e| panic!("{} ({mode:?}): {e}", path.display()));
+                }
             }
         }
     }

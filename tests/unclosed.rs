@@ -65,6 +65,82 @@ fn ctl_names_the_open_line_body_or_frame() {
     }
 }
 
+#[test]
+fn extended_ctl_names_the_open_value_or_heredoc() {
+    use frontier::ctl::{CtlMode, Limits};
+    let ctl = CtlParser::with_mode(Limits::default(), CtlMode::Extended);
+    let table: &[(&str, &str, Option<Owed>)] = &[
+        (
+            "call c1 x
+|arg p = ",
+            "arg_line",
+            None,
+        ),
+        (
+            "call c1 x
+|arg p <<EO",
+            "arg_line",
+            None,
+        ),
+        (
+            "call c1 x
+arg p = |src",
+            "inline_value",
+            None,
+        ),
+        (
+            "call c1 x
+arg p = a
+arg q = |b",
+            "inline_value",
+            None,
+        ),
+        (
+            "call c1 x
+arg p <<EOF
+|",
+            "heredoc_body",
+            None,
+        ),
+        (
+            "call c1 x
+arg p <<EOF
+|a
+EOFX
+EO",
+            "heredoc_body",
+            None,
+        ),
+        (
+            "call c1 x
+arg p <<E
+E
+arg q <<E
+|x",
+            "heredoc_body",
+            None,
+        ),
+        (
+            "|call c1 x
+arg p <<EOF
+EOF
+",
+            "frame",
+            None,
+        ),
+        (
+            "|call c1 x
+arg p = 
+",
+            "frame",
+            None,
+        ),
+    ];
+    for &(case, construct, owed) in table {
+        expect(&ctl, case, construct, owed);
+    }
+}
+
 /// Rows both apply_patch modes agree on.
 const PATCH_TABLE: &[(&str, &str)] = &[
     ("|", "patch"),
@@ -311,6 +387,16 @@ fn every_construct_named_is_documented() {
     let ctl = documented("ctl.md");
     for name in names("corpora/ctl/valid", &mut |b| cuts(&CtlParser::default(), b)) {
         assert!(ctl.iter().any(|d| d == name), "ctl: {name}");
+    }
+    let extended = CtlParser::with_mode(
+        frontier::ctl::Limits::default(),
+        frontier::ctl::CtlMode::Extended,
+    );
+    for dir in ["valid", "truncated", "invalid"] {
+        let dir = format!("corpora/ctl/extended/{dir}");
+        for name in names(&dir, &mut |b| cuts(&extended, b)) {
+            assert!(ctl.iter().any(|d| d == name), "extended ctl: {name}");
+        }
     }
     let patch = documented("apply_patch.md");
     for name in names("corpora/apply_patch", &mut |b| {

@@ -796,13 +796,19 @@ impl CtlMachine {
     /// leaves to [`step`](Self::step): no line of it that starts after one of its LFs is the
     /// tag line (the parser finds the tag line with a substring search). Takes what `max_arg`
     /// certainly allows (all but the last byte of the room, which only an LF may use) and
-    /// returns how many bytes that was.
+    /// returns how many bytes that was. Cut short by the room, the run ends at its last LF: the
+    /// bytes after it begin a line, where [`step`](Self::step) holds those matching the tag.
     #[inline]
     pub(super) fn take_heredoc_text(&mut self, text: &[u8]) -> usize {
         if self.node != Node::HereText {
             return 0;
         }
-        let taken = text.len().min(self.count.saturating_sub(1) as usize);
+        let mut taken = text.len().min(self.count.saturating_sub(1) as usize);
+        if taken < text.len() {
+            if let Some(lf) = memchr::memrchr(b'\n', &text[..taken]) {
+                taken = lf + 1;
+            }
+        }
         if taken > 0 {
             self.count -= taken as u64;
             self.consumed += taken as u64;
