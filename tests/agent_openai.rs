@@ -796,3 +796,68 @@ fn the_cli_reads_the_settings_from_the_environment_and_needs_a_task() {
     );
     assert_eq!(bodies(server).len(), 2);
 }
+
+#[test]
+fn the_cli_asks_a_real_model_for_extended_ctl_unless_told_otherwise() {
+    use frontier::agent::runner::{EXTENDED_SYSTEM_PROMPT, SYSTEM_PROMPT};
+    let mut rng = Rng(7);
+    let content = "call c1 write_file\narg path = a.txt\narg content <<EOF\nhi\nEOF\nend\n";
+    let (base, server) = serve(
+        vec![
+            Reply::Stream {
+                body: sse(content, "tool_calls", &mut rng),
+                drop_after: None,
+            },
+            Reply::Stream {
+                body: sse("", "stop", &mut rng),
+                drop_after: None,
+            },
+        ],
+        7,
+    );
+    let out = frontier_run(&base, Some("t"), &[]);
+    assert_eq!(out.status.code(), Some(0), "{:?}", out);
+    let requests = bodies(server);
+    assert_eq!(
+        requests[0]["messages"][0]["content"],
+        EXTENDED_SYSTEM_PROMPT
+    );
+    let messages = requests[1]["messages"].as_array().unwrap();
+    assert_eq!(messages[2]["content"], content);
+    assert_eq!(
+        messages.last().unwrap()["content"],
+        "result c1 ok = wrote 3 bytes\n"
+    );
+
+    let (base, server) = serve(
+        vec![Reply::Stream {
+            body: sse("", "stop", &mut rng),
+            drop_after: None,
+        }],
+        8,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args([
+            "run",
+            "--model",
+            "openai",
+            "--task",
+            "t",
+            "--ctl-mode",
+            "strict",
+        ])
+        .arg("--root")
+        .arg(dir.path())
+        .env("OPENAI_BASE_URL", &base)
+        .env("OPENAI_MODEL", "test-model")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_TOKEN_FIELD")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{:?}", out);
+    assert_eq!(
+        bodies(server)[0]["messages"][0]["content"],
+        SYSTEM_PROMPT
+    );
+}

@@ -355,6 +355,6 @@ mod tests {
         let mut f = framer(CALL.len() - 1);
         assert!(f.take(&CALL[..10]));
         assert!(!f.take(&CALL[10..]));
-        assert!(f.line.len() < CALL.len());
+        assert!(f.line.len() < CALL.len(), "no more than the bound is held");
     }
 }

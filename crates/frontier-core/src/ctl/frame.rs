@@ -52,21 +52,17 @@ impl EofTag {
 
     /// Appends the tag's text.
     pub fn write_to(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"EOF");
-        if self.0 >= 10 {
-            out.push(b'0' + self.0 / 10);
-        }
-        if self.0 >= 1 {
-            out.push(b'0' + self.0 % 10);
-        }
+        // Writing into a Vec cannot fail.
+        let _ = write!(out, "{self}");
     }
 }
 
 impl fmt::Display for EofTag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut text = Vec::with_capacity(5);
-        self.write_to(&mut text);
-        f.write_str(std::str::from_utf8(&text).unwrap_or("EOF"))
+        match self.0 {
+            0 => f.write_str("EOF"),
+            n => write!(f, "EOF{n}"),
+        }
     }
 }
 
