@@ -856,8 +856,5 @@ fn the_cli_asks_a_real_model_for_extended_ctl_unless_told_otherwise() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{:?}", out);
-    assert_eq!(
-        bodies(server)[0]["messages"][0]["content"],
-        SYSTEM_PROMPT
-    );
+    assert_eq!(bodies(server)[0]["messages"][0]["content"], SYSTEM_PROMPT);
 }
