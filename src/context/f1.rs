@@ -98,3 +98,66 @@ pub fn qa_f1_max<S: AsRef<str>>(answer: &str, references: &[S]) -> f64 {
         .map(|r| qa_f1(answer, r.as_ref()))
         .fold(0.0, f64::max)
 }
+
+#[cfg(test)]
+mod tests {
+    //! CPAT's `bench/f1.test.ts`, the same six cases.
+    use super::*;
+
+    #[test]
+    fn exact_match_scores_one() {
+        assert_eq!(qa_f1("Marie Curie", "Marie Curie"), 1.0);
+    }
+
+    #[test]
+    fn disjoint_answers_score_zero() {
+        assert_eq!(qa_f1("Albert Einstein", "Marie Curie"), 0.0);
+    }
+
+    #[test]
+    fn partial_overlap_scores_three_quarters() {
+        // 3 of 4 answer tokens are in the 4-token reference: p = r = 0.75.
+        assert_eq!(qa_f1("born in warsaw poland", "born in paris poland"), 0.75);
+        // 3 answer tokens, all in a 5-token reference: p = 1, r = 0.6.
+        let f1 = qa_f1("warsaw in 1867", "born in warsaw in 1867");
+        assert!((f1 - 0.75).abs() < 1e-12, "{f1}");
+    }
+
+    #[test]
+    fn normalisation_ignores_case_punctuation_and_articles() {
+        assert_eq!(
+            normalise("  The  Theory of  Relativity, (an) A-B test!  "),
+            "theory of relativity ab test"
+        );
+        assert_eq!(qa_f1("THE Eiffel Tower.", "eiffel tower"), 1.0);
+        assert_eq!(qa_f1("an apple", "Apple!"), 1.0);
+        // Only whole words are articles: "theory", "ant", "bat" stay.
+        assert_eq!(normalise("the theory an ant a bat"), "theory ant bat");
+        // An article next to a non-ASCII symbol is still a word of its own.
+        assert_eq!(normalise("x\u{2014}the\u{2014}y"), "x\u{2014} \u{2014}y");
+        // Tokens are counted as multisets: a repeated word matches once per occurrence.
+        assert_eq!(qa_f1("paris paris", "paris"), 2.0 * 0.5 / 1.5);
+    }
+
+    #[test]
+    fn several_references_take_the_best() {
+        let refs = ["Warsaw", "born in Warsaw Poland", "Kraków"];
+        assert_eq!(
+            qa_f1_max("Warsaw, Poland", &refs),
+            qa_f1("Warsaw, Poland", refs[1])
+        );
+        assert_eq!(qa_f1("Warsaw, Poland", refs[1]), 2.0 * 1.0 * 0.5 / 1.5);
+        assert_eq!(qa_f1_max("Warsaw", &refs), 1.0);
+        assert_eq!(qa_f1_max("Warsaw", &[] as &[&str]), 0.0);
+    }
+
+    #[test]
+    fn empty_sides_score_zero() {
+        assert_eq!(qa_f1("", "Marie Curie"), 0.0);
+        assert_eq!(qa_f1("Marie Curie", ""), 0.0);
+        assert_eq!(qa_f1("", ""), 0.0);
+        // Empty after normalisation.
+        assert_eq!(qa_f1("the", "a"), 0.0);
+        assert_eq!(qa_f1("?!", "..."), 0.0);
+    }
+}

@@ -81,11 +81,13 @@ impl Generations {
 
 /// The blocks a retiring patch gives its generation: the ids of its `payload_offload` ops.
 pub fn retired_ids(operations: &[Item]) -> impl Iterator<Item = &str> + '_ {
-    operations.iter().flat_map(|item| match item {
-        Ok(Operation::PayloadOffload { ids, .. }) => ids.as_slice(),
-        _ => &[],
-    })
-    .map(String::as_str)
+    operations
+        .iter()
+        .flat_map(|item| match item {
+            Ok(Operation::PayloadOffload { ids, .. }) => ids.as_slice(),
+            _ => &[],
+        })
+        .map(String::as_str)
 }
 
 fn pins_to_tail(b: &Block) -> bool {
@@ -144,7 +146,11 @@ pub fn layout(store: &BlockStore, generations: &Generations) -> Vec<Slot> {
         Some(generation) => n + u128::from(generation),
         None => n - 1 - i as u128,
     };
-    let mut keyed: Vec<(u128, usize)> = tail.iter().enumerate().map(|(i, g)| (key(i, g), i)).collect();
+    let mut keyed: Vec<(u128, usize)> = tail
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (key(i, g), i))
+        .collect();
     keyed.sort_unstable();
     let mut out = Vec::with_capacity(members.len());
     for g in &prefix {
