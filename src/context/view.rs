@@ -1,6 +1,7 @@
-//! What the model sees (`cpat_reference.md` §10): the visible blocks in store order, each
-//! rendered as an OpenAI-style message, then one user message holding the manifest; and the
-//! estimate of its size, `Σ tokens(message content) + 4 × messages`.
+//! What the model sees (`cpat_reference.md` §10): the visible blocks in store order (or in
+//! the generational layout, [`super::generational`]), each rendered as an OpenAI-style
+//! message, then one user message holding the manifest; and the estimate of its size,
+//! `Σ tokens(message content) + 4 × messages`, which does not depend on the order.
 //!
 //! Rendering walks the store once. The estimate does not render at all: each block's share of
 //! it is a [`BlockCost`] computed when the block enters the store or changes, from the same
