@@ -121,6 +121,8 @@ pub fn layout(store: &BlockStore, generations: &Generations) -> Vec<Slot> {
                 members.push(m);
             }
         }
+        // A block is always in its own chain; this keeps the layout a permutation of the
+        // visible blocks even if that ever changed.
         if !grouped[slot as usize] {
             grouped[slot as usize] = true;
             members.push(slot);
