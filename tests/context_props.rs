@@ -1,7 +1,8 @@
 //! Properties of random sessions and random patches: no patch leaves a tool-call chain
 //! half in the view, no payload is ever lost (every artifact reference resolves, every inline
 //! block's text is at its version key), the budget kept up to date equals the rendered view's
-//! estimate, and the journal replays to the same store.
+//! estimate, and the journal replays to the same store and the same view (in the
+//! generational layout too, with its fallback retiring tool results between patches).
 
 mod context_support;
 
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use context_support::{call, view_chains_paired};
 use frontier::context::block::Content;
 use frontier::context::durable::Durability;
+use frontier::context::fallback::generational_fallback;
 use frontier::context::replay::replay;
 use frontier::context::tokens::CpatEstimator;
 use frontier::context::{view, Actor, Config, Engine, Message};
@@ -30,6 +32,8 @@ fn text() -> impl Strategy<Value = String> {
         "[a-z ]{0,12}",
         "\\{\"a\":[0-9]{1,3},\"b\":\"[a-z]{0,4}\"\\}",
         "[a-z😀中 ]{200,400}",
+        // Over 300 tokens: the fallbacks' candidates, the generational tail.
+        "[a-z ]{1000,1100}",
     ]
 }
 
@@ -180,8 +184,9 @@ fn invariants(e: &Engine) -> Result<(), String> {
 
 fn state(e: &Engine) -> String {
     let blocks: Vec<_> = e.store().iter().collect();
-    json!({"blocks": blocks, "content": e.content().sorted(), "seq": e.seq(), "budget": e.budget()})
-        .to_string()
+    json!({"blocks": blocks, "content": e.content().sorted(), "seq": e.seq(), "budget": e.budget(),
+           "view": e.view()})
+    .to_string()
 }
 
 proptest! {
@@ -192,11 +197,17 @@ proptest! {
         session in prop::collection::vec(msg(), 1..14),
         patches in prop::collection::vec(prop::collection::vec(op(), 0..4), 1..10),
         gated in prop::bool::weighted(0.75),
+        generational in any::<bool>(),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let mut config = Config::default();
         config.options.allow_replace = gated;
         config.options.allow_redact = gated;
+        if generational {
+            // The generational layout, and a window its fallback has to act in.
+            config.generational = true;
+            config.max_tokens = 2000;
+        }
         let mut e = Engine::create(dir.path(), config, Arc::new(CpatEstimator), Durability::Flush).unwrap();
         e.ingest(Message::System { text: "sys".into() }).unwrap();
         let mut calls = 0;
@@ -217,6 +228,10 @@ proptest! {
                 prop_assert!(!r.rejections.is_empty());
             }
             prop_assert_eq!(invariants(&e), Ok(()), "after {}", args);
+            if generational {
+                generational_fallback(&mut e, 50, 0, 0.0).unwrap();
+                prop_assert_eq!(invariants(&e), Ok(()), "after the fallback");
+            }
         }
         let replayed = replay(dir.path(), Arc::new(CpatEstimator)).unwrap();
         prop_assert_eq!(replayed.stopped, None);

@@ -14,6 +14,7 @@ use super::args::{self, ArgsError, ContextUpdate};
 use super::block::{Api, Block, Content, Kind, Origin, Retention, Role, ToolCall, Visibility};
 use super::content::{self, ContentStore};
 use super::durable::{self, Durability, Memory, RunDir, Storage};
+use super::generational::{self, Generations};
 use super::journal::{self, PatchFields};
 use super::ops::Options;
 use super::patch::{self, Budget, Commit, PatchResult};
@@ -35,6 +36,10 @@ pub struct Config {
     pub critical_ratio: f64,
     /// `replace` and `redact` (both off).
     pub options: Options,
+    /// CPAT's generational layout of the view and its fallback (off, as in CPAT); see
+    /// [`super::generational`]. Written to `run.json` only when on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub generational: bool,
 }
 
 impl Default for Config {
@@ -45,6 +50,7 @@ impl Default for Config {
             must_act_ratio: 0.8,
             critical_ratio: 0.95,
             options: Options::default(),
+            generational: false,
         }
     }
 }
@@ -178,6 +184,8 @@ pub struct Engine {
     poisoned: bool,
     /// (prompt tokens the model reported, the estimate at that call).
     calibration: Option<(u64, u64)>,
+    /// The retired blocks' generations (the generational layout).
+    generations: Generations,
 }
 
 impl std::fmt::Debug for Engine {
@@ -216,6 +224,7 @@ impl Engine {
             clock: Box::new(durable::iso_now),
             poisoned: false,
             calibration: None,
+            generations: Generations::default(),
         }
     }
 
@@ -291,9 +300,31 @@ impl Engine {
         self.seq
     }
 
-    /// What the model sees next.
+    /// What the model sees next: the visible blocks in store order, or in the generational
+    /// layout when [`Config::generational`] is on.
     pub fn view(&self) -> View {
-        view::render(&self.store)
+        if self.config.generational {
+            let order = generational::layout(&self.store, &self.generations);
+            view::render_in_order(&self.store, &order)
+        } else {
+            view::render(&self.store)
+        }
+    }
+
+    /// The retired blocks' generations.
+    pub fn generations(&self) -> &Generations {
+        &self.generations
+    }
+
+    /// CPAT's `setGeneration`: runtime state only, not journaled, so it does not survive a
+    /// replay (a run's generations come from [`apply_retiring`](Self::apply_retiring)).
+    pub fn set_generation(&mut self, id: &str, generation: u64) {
+        self.generations.set(id, generation);
+    }
+
+    /// CPAT's `allocGeneration`: a new generation (0, 1, 2, …), not journaled.
+    pub fn alloc_generation(&mut self) -> u64 {
+        self.generations.alloc()
     }
 
     /// `artifact_get`: the payload behind an `artifact://` URI, cut to `max_chars`.
@@ -530,6 +561,27 @@ impl Engine {
         update: &ContextUpdate,
         actor: Actor,
     ) -> Result<PatchResult, EngineError> {
+        self.apply_with(update, actor, false)
+    }
+
+    /// [`apply`](Self::apply), and if the update commits, its offloaded blocks retire into
+    /// a new generation ([`Engine::alloc_generation`]'s next), recorded as `"generation"` in
+    /// the patch's journal record so that a replay restores it. A rejected update allocates
+    /// nothing.
+    pub fn apply_retiring(
+        &mut self,
+        update: &ContextUpdate,
+        actor: Actor,
+    ) -> Result<PatchResult, EngineError> {
+        self.apply_with(update, actor, true)
+    }
+
+    fn apply_with(
+        &mut self,
+        update: &ContextUpdate,
+        actor: Actor,
+        retiring: bool,
+    ) -> Result<PatchResult, EngineError> {
         self.check_writable()?;
         let now = (self.clock)();
         let options = self.config.options;
@@ -576,6 +628,7 @@ impl Engine {
                 ));
             }
         }
+        let generation = (retiring && commit.is_some()).then(|| self.generations.peek());
         seq += 1;
         records.push(journal::patch(
             seq,
@@ -587,12 +640,16 @@ impl Engine {
                 options,
                 result: &result,
                 content_puts: &hashes,
+                generation,
             },
         ));
         self.write(puts, &records)?;
         self.seq = seq;
         if let Some(c) = commit {
             patch::apply(&mut self.store, &mut self.content, c);
+        }
+        if let Some(g) = generation {
+            self.retire(&update.operations, g);
         }
         Ok(result)
     }
@@ -636,6 +693,14 @@ impl Engine {
         if let Some(actual) = usage.get("prompt_tokens").and_then(Value::as_u64) {
             self.calibration = Some((actual, est));
         }
+    }
+
+    /// Gives a committed patch's offloaded blocks their generation.
+    pub(crate) fn retire(&mut self, operations: &[args::Item], generation: u64) {
+        for id in generational::retired_ids(operations) {
+            self.generations.restore(id, generation);
+        }
+        self.generations.restore_next(generation);
     }
 
     pub(crate) fn set_seq(&mut self, seq: u64) {

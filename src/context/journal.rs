@@ -5,7 +5,8 @@
 //! can be rebuilt from the journal and the content store alone: an `ingest` carries the whole
 //! block but its text (which is in the content store under `content_key`) and the SHA-256 of
 //! that text; a `patch` carries the options it ran under and the SHA-256 of every payload it
-//! stored. A change that takes several records (a patch's summaries and the patch; a reply
+//! stored, and a committed patch of the generational fallback the `generation` it gave its
+//! offloaded blocks ([`super::generational`]). A change that takes several records (a patch's summaries and the patch; a reply
 //! and its reasoning trace) marks all but its last with `"continued":true`: the last record
 //! is the commit point, and a replay applies nothing of a change whose last record is missing.
 
@@ -73,6 +74,9 @@ pub struct PatchFields<'a> {
     pub result: &'a PatchResult,
     /// Key and SHA-256 of each payload it stored.
     pub content_puts: &'a [(String, String)],
+    /// The generation a committed retiring patch gives its offloaded blocks (see
+    /// [`super::generational`]); the record has the field only then.
+    pub generation: Option<u64>,
 }
 
 /// A `patch` record.
@@ -92,6 +96,9 @@ pub fn patch(seq: u64, ts: &str, f: &PatchFields<'_>) -> Value {
         .map(|(k, h)| (k.clone(), Value::from(h.as_str())))
         .collect();
     m.insert("content_puts".into(), Value::Object(puts));
+    if let Some(g) = f.generation {
+        m.insert("generation".into(), g.into());
+    }
     Value::Object(m)
 }
 

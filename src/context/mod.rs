@@ -12,7 +12,9 @@
 //! | module | what |
 //! |---|---|
 //! | [`engine`] | the API the loop calls: `ingest`, `apply`, `view`, `budget`, `open` |
-//! | [`fallback`] | CPAT's critical fallback: the runtime offloads the largest tool results |
+//! | [`fallback`] | CPAT's critical and generational fallbacks: the runtime offloads tool results |
+//! | [`generational`] | CPAT's generational layout of the view, and the generations |
+//! | [`f1`] | LongBench's QA F1, which scores answers of governed runs against references |
 //! | [`block`] | the data model in CPAT's JSON shapes |
 //! | [`case`] | one offline case of `frontier context apply` |
 //! | [`store`] | blocks in order, with positions, chains and the view's totals kept up to date |
@@ -38,7 +40,9 @@ pub mod chain;
 pub mod content;
 pub mod durable;
 pub mod engine;
+pub mod f1;
 pub mod fallback;
+pub mod generational;
 pub mod journal;
 pub mod json_object;
 pub mod ops;

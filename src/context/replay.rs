@@ -5,7 +5,8 @@
 //! from the content store and checked against the SHA-256 the record holds. A committed
 //! `patch` is applied again through the same engine, and what it produces (the result, the
 //! summaries' records, the payload hashes) must be what was journaled; a rejected one changed
-//! nothing and is skipped. An `llm_call` restores the estimate's calibration.
+//! nothing and is skipped. A committed patch with a `"generation"` gives its offloaded blocks
+//! that generation again (the generational layout, [`super::generational`]). An `llm_call` restores the estimate's calibration.
 //!
 //! A journal that ends inside a record (a torn write) or inside a change (its commit record
 //! never written) replays up to the last whole change, and [`Replayed::stopped`] says where
@@ -405,6 +406,13 @@ impl Replayer<'_> {
             b.created_at = group[i].0["ts"].as_str().unwrap_or_default().to_owned();
         }
         self.engine.commit_replayed(commit);
+        // A retiring patch's generation (see `super::generational`).
+        if let Some(g) = record.get("generation") {
+            let g = g
+                .as_u64()
+                .ok_or_else(|| bad(line, "\"generation\" is not a number"))?;
+            self.engine.retire(&items, g);
+        }
         Ok(())
     }
 }

@@ -1,6 +1,7 @@
-//! What the model sees (`cpat_reference.md` §10): the visible blocks in store order, each
-//! rendered as an OpenAI-style message, then one user message holding the manifest; and the
-//! estimate of its size, `Σ tokens(message content) + 4 × messages`.
+//! What the model sees (`cpat_reference.md` §10): the visible blocks in store order (or in
+//! the generational layout, [`super::generational`]), each rendered as an OpenAI-style
+//! message, then one user message holding the manifest; and the estimate of its size,
+//! `Σ tokens(message content) + 4 × messages`, which does not depend on the order.
 //!
 //! Rendering walks the store once. The estimate does not render at all: each block's share of
 //! it is a [`BlockCost`] computed when the block enters the store or changes, from the same
@@ -11,7 +12,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use super::block::{Block, Kind, ToolCall, Visibility};
-use super::store::{BlockStore, Totals};
+use super::store::{BlockStore, Slot, Totals};
 use super::tokens::{Measure, TokenCounter};
 
 /// One message of the view.
@@ -239,12 +240,19 @@ pub fn manifest(store: &BlockStore) -> String {
 /// totals ([`estimate`]); [`count`] counts the rendered messages instead, and gives the same
 /// figure for CPAT's estimator.
 pub fn render(store: &BlockStore) -> View {
+    with_manifest(store, store.iter().filter(|b| b.is_visible()))
+}
+
+/// Renders the view with the visible blocks in another order (the generational layout,
+/// [`super::generational::layout`]); the manifest keeps the store order. The estimate is the
+/// same as [`render`]'s: it adds up the messages, whatever their order.
+pub fn render_in_order(store: &BlockStore, visible: &[Slot]) -> View {
+    with_manifest(store, visible.iter().map(|&s| store.block(s)))
+}
+
+fn with_manifest<'a>(store: &'a BlockStore, blocks: impl Iterator<Item = &'a Block>) -> View {
     let tokens = store.tokens().as_ref();
-    let mut messages: Vec<Message> = store
-        .iter()
-        .filter(|b| b.is_visible())
-        .map(render_block)
-        .collect();
+    let mut messages: Vec<Message> = blocks.map(render_block).collect();
     messages.push(Message {
         role: "user",
         content: manifest(store),
