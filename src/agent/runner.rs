@@ -287,7 +287,8 @@ impl<'c> Executor<'c> {
         }
         transcript.tool_call(turn, &call);
         if self.tools_closed {
-            let reason = "tools_closed: the context is over the hard window; no call runs".to_owned();
+            let reason =
+                "tools_closed: the context is over the hard window; no call runs".to_owned();
             transcript.refused(turn, &call.id, &reason);
             self.results
                 .push((call.id, call.name, "refused", reason.into_bytes()));
@@ -838,7 +839,8 @@ pub fn run(
                     push_assistant(&mut messages, &output);
                     messages.push(Message::new(Role::User, question.clone()));
                     if let Some(context) = executor.context.as_mut() {
-                        let asked = ask(context, config, model, &mut transcript, turn + 1, question);
+                        let asked =
+                            ask(context, config, model, &mut transcript, turn + 1, question);
                         if let Err(e) = asked {
                             break context_failed(&mut transcript, turn, &e.to_string());
                         }

@@ -272,9 +272,7 @@ pub fn run(args: Args) -> Result<i32, String> {
     };
     // Governed by default (CTL); the native loop has no engine yet.
     let native = matches!(model, Source::Native(_));
-    let arm = args
-        .context
-        .arm((!native).then_some(Arm::Cpat))?;
+    let arm = args.context.arm((!native).then_some(Arm::Cpat))?;
     if native && arm.is_some() {
         return Err("--context cpat|threshold|react needs --tools ctl: the native-tools loop is not governed (--context off)".into());
     }

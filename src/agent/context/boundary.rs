@@ -15,9 +15,9 @@
 //! the pass's `context` record and the run goes on; only a failure to write the run directory
 //! ends it, as everywhere else.
 
+use crate::context::EngineError;
 use crate::contract::PushParser;
 use crate::ctl::{CallAssembler, CtlParser, ToolCall};
-use crate::context::EngineError;
 
 use super::super::model::{Flow, Message, ModelSource, Request, Role};
 use super::super::policy;
