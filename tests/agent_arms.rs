@@ -281,6 +281,34 @@ fn react_checks_no_budget_and_offers_no_context_tool() {
         .any(|m| m.content.contains(big.trim_end())));
 }
 
+#[test]
+fn the_plain_loop_asks_followups_too() {
+    let root = workspace();
+    let mut config = Config::new(Workspace::new(root.path()).unwrap());
+    config.task = Some(FIRST.into());
+    config.followups = vec![SECOND.into()];
+    config.ctl_mode = CtlMode::Extended;
+    let turns = vec![
+        calls(call("c1", "read_file", &[("path", "a.txt")])),
+        answer(),
+        answer(),
+    ];
+    let mut model = Recording::new(turns, 5);
+    let mut out = Vec::new();
+    let status = frontier::agent::run(&config, &mut model, &mut out).unwrap();
+    assert_eq!(status, EndStatus::Done);
+    assert_eq!(model.requests.len(), 3);
+    // The last request: the conversation so far, then the second question, no engine's tags.
+    let last = &model.requests[2];
+    assert_eq!(last[1], Message::new(Role::User, FIRST));
+    assert_eq!(last.last().unwrap(), &Message::new(Role::User, SECOND));
+    assert!(last.iter().all(|m| !m.content.contains("[block:")));
+    let transcript = String::from_utf8(out).unwrap();
+    assert!(transcript.contains(&format!(
+        "{{\"type\":\"question\",\"turn\":3,\"text\":\"{SECOND}\"}}"
+    )));
+}
+
 /// The system prompt of a request.
 fn system(messages: &[Message]) -> &str {
     assert_eq!(messages[0].role, Role::System);
@@ -448,6 +476,8 @@ fn cpat_is_not_force_terminated_by_the_hard_window() {
     }
 }
 
+/// Divergence 8 (`context.md`): a malformed `context_update` anywhere is an error result,
+/// never a crash; CPAT's boundary pass has no catch (`cpat_reference.md` §11, §13.11).
 #[test]
 fn a_malformed_context_update_in_the_boundary_pass_does_not_end_the_run() {
     let passes = [
@@ -658,5 +688,29 @@ fn run_takes_followups_and_refuses_arms_that_cannot_be() {
     usage(
         &["--hard-window", "0"],
         "invalid value '0' for '--hard-window",
+    );
+    // The native loop has no engine: only `off`, and one question.
+    let native = |extra: &[&str], said: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_frontier"))
+            .args([
+                "run", "--model", "openai", "--tools", "native", "--task", "t",
+            ])
+            .arg("--root")
+            .arg(root.path())
+            .args(extra)
+            .env("OPENAI_BASE_URL", "http://127.0.0.1:9")
+            .env("OPENAI_MODEL", "m")
+            .env("XDG_STATE_HOME", state.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{extra:?}: {err}");
+    };
+    native(&["--context", "react"], "needs --tools ctl");
+    native(&["--task", "again"], "needs --tools ctl");
+    native(
+        &["--hard-window", "10"],
+        "--hard-window needs a context engine",
     );
 }
