@@ -597,6 +597,10 @@ fn run_governs_by_default_in_a_new_run_directory_that_replays() {
     );
     let dir = named_run_dir(&out.stderr);
     assert_eq!(dir.parent().unwrap(), state.path().join("frontier/runs"));
+    // Private: it holds the conversation.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
     let name = dir.file_name().unwrap().to_string_lossy().into_owned();
     let (ms, pid) = name.split_once('-').unwrap();
     assert!(ms.parse::<u64>().unwrap() > 1_600_000_000_000);
@@ -676,6 +680,10 @@ fn run_takes_followups_and_refuses_arms_that_cannot_be() {
     usage(
         &["--context", "full"],
         "expected cpat, threshold, react or off",
+    );
+    usage(
+        &["--task", " "],
+        "--task number 2: a follow-up question is blank",
     );
     usage(
         &["--context", "off", "--run-dir", "x"],

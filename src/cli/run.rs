@@ -296,6 +296,12 @@ pub fn run(args: Args) -> Result<i32, String> {
     if native && !config.followups.is_empty() {
         return Err("--task given more than once needs --tools ctl: the native-tools loop takes one question".into());
     }
+    if let Some(n) = config.followups.iter().position(|q| q.trim().is_empty()) {
+        return Err(format!(
+            "--task number {}: a follow-up question is blank",
+            n + 2
+        ));
+    }
     config.limits = Limits {
         max_line: args.max_line,
         max_arg: args.max_arg,
@@ -392,8 +398,10 @@ fn runs_home() -> PathBuf {
 const RUN_DIR_TRIES: u32 = 100;
 
 /// A new, empty run directory: `<unix-ms>-<pid>` under [`runs_home`] (`-1`, `-2` … after it
-/// when that name is taken), created by this process (never one that existed).
+/// when that name is taken), created by this process (never one that existed), readable by
+/// its owner only (mode 0700: it holds the conversation).
 fn new_run_dir() -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
     let home = runs_home();
     std::fs::create_dir_all(&home).map_err(|e| format!("run directory {}: {e}", home.display()))?;
     let ms = std::time::SystemTime::now()
@@ -407,7 +415,7 @@ fn new_run_dir() -> Result<PathBuf, String> {
             format!("{stem}-{n}")
         };
         let dir = home.join(name);
-        match std::fs::create_dir(&dir) {
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(format!("run directory {}: {e}", dir.display())),
