@@ -553,6 +553,36 @@ fn the_boundary_pass_runs_nothing_but_one_context_update() {
     assert_eq!(of_type(&journal(runs.path()), "patch").len(), 1);
 }
 
+#[test]
+fn the_boundary_pass_reads_a_bounded_number_of_calls() {
+    use frontier::agent::context::boundary::MAX_PASS_CALLS;
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let mut pass = call(
+        "b0",
+        "context_update",
+        &[("reason", "r"), ("operations", "[]")],
+    );
+    for i in 1..=MAX_PASS_CALLS + 4 {
+        pass.push_str(&call(&format!("b{i}"), "list_dir", &[("path", ".")]));
+    }
+    // The whole pass in one chunk: the bound holds inside a chunk too.
+    let mut model = Recording::new(vec![answer(), calls(pass.clone()), answer()], pass.len());
+    let (status, records) = run(&mut model, root.path(), settings(runs.path(), Arm::Cpat));
+    assert_eq!(status, EndStatus::Done, "{records:?}");
+    let pass = steps(&records, "boundary");
+    assert_eq!(pass[0]["id"], "b0");
+    assert_eq!(pass[0]["ok"], true);
+    assert_eq!(
+        pass[0]["not_run"].as_array().unwrap().len(),
+        MAX_PASS_CALLS - 1
+    );
+    assert_eq!(
+        pass[0]["problem"],
+        format!("over {MAX_PASS_CALLS} calls: the rest was not read")
+    );
+}
+
 /// `frontier run` on `turns` in `root`, with `$XDG_STATE_HOME` at `state`.
 fn frontier_run(root: &Path, state: &Path, turns: &[Turn], extra: &[&str]) -> std::process::Output {
     let replay = state.join("turns.jsonl");

@@ -33,6 +33,10 @@ pub const BOUNDARY_PROMPT: &str = include_str!("../../../prompts/boundary.md");
 /// runs).
 pub const MAX_PASS_BYTES: usize = 2 * 1024 * 1024;
 
+/// Calls of the pass read at most (one runs; the others are listed as not run); the stream
+/// is not read further.
+pub const MAX_PASS_CALLS: usize = 16;
+
 /// What the pass's stream gave: its confirmed calls, and why it stopped early, if it did.
 struct PassOutput {
     calls: Vec<ToolCall>,
@@ -114,12 +118,14 @@ fn stream(
     let mut calls = Vec::new();
     let mut problem: Option<String> = None;
     let mut read = 0usize;
+    let mut over = false;
     let mut sink = |chunk: &[u8]| -> Flow {
         let room = MAX_PASS_BYTES - read;
         let chunk = &chunk[..chunk.len().min(room)];
         read += chunk.len();
         let pushed = parser.push(chunk, &mut |event| match assembler.on_event(&event) {
-            Ok(Some(call)) => calls.push(call),
+            Ok(Some(call)) if calls.len() < MAX_PASS_CALLS => calls.push(call),
+            Ok(Some(_)) => over = true,
             Ok(None) => {}
             Err(too_large) => {
                 problem.get_or_insert_with(|| too_large.to_string());
@@ -132,6 +138,12 @@ fn stream(
                     e.offset,
                     crate::contract::ErrorKind::as_str(e.kind)
                 )
+            });
+            return Flow::Stop;
+        }
+        if over {
+            problem.get_or_insert_with(|| {
+                format!("over {MAX_PASS_CALLS} calls: the rest was not read")
             });
             return Flow::Stop;
         }
