@@ -8,7 +8,10 @@ use std::process::Command;
 use agent_support::{assert_success, session_path};
 
 fn frontier() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_frontier"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_frontier"));
+    // `run` makes its run directories there, not in the home directory.
+    command.env("XDG_STATE_HOME", env!("CARGO_TARGET_TMPDIR"));
+    command
 }
 
 /// Writes `turns` (replay JSON lines) to `name` in `dir` and runs them with `dir` as the root.

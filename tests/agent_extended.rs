@@ -124,6 +124,9 @@ fn run_binary(file: &str, extra: &[&str]) -> (i32, String) {
         .arg(format!("replay:{}", session_path(file)))
         .arg("--root")
         .arg(dir.path())
+        // The CTL modes compared, without governance (whose peak estimate differs with the
+        // system prompt).
+        .args(["--context", "off"])
         .args(extra)
         .output()
         .unwrap();

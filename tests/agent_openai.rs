@@ -714,11 +714,24 @@ fn the_token_field_is_configurable_and_a_refusal_switches_it_once() {
 
 /// `frontier run --model openai` against `base` with `env` set, in a fresh workspace.
 fn frontier_run(base: &str, task: Option<&str>, env: &[(&str, &str)]) -> std::process::Output {
+    frontier_run_with(base, task, env, &[])
+}
+
+/// The same with `args` after the others.
+fn frontier_run_with(
+    base: &str,
+    task: Option<&str>,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_frontier"));
     command
         .args(["run", "--model", "openai", "--root"])
         .arg(dir.path())
+        .args(args)
+        // A governed run makes its run directory there.
+        .env("XDG_STATE_HOME", dir.path().join(".state"))
         .env("OPENAI_BASE_URL", base)
         .env("OPENAI_MODEL", "test-model")
         .env_remove("OPENAI_API_KEY")
@@ -815,7 +828,8 @@ fn the_cli_asks_a_real_model_for_extended_ctl_unless_told_otherwise() {
         ],
         7,
     );
-    let out = frontier_run(&base, Some("t"), &[]);
+    // The plain loop's requests, byte for byte (`--context off`: no engine).
+    let out = frontier_run_with(&base, Some("t"), &[], &["--context", "off"]);
     assert_eq!(out.status.code(), Some(0), "{:?}", out);
     let requests = bodies(server);
     assert_eq!(
@@ -846,6 +860,8 @@ fn the_cli_asks_a_real_model_for_extended_ctl_unless_told_otherwise() {
             "t",
             "--ctl-mode",
             "strict",
+            "--context",
+            "off",
         ])
         .arg("--root")
         .arg(dir.path())

@@ -114,6 +114,7 @@ fn the_loop_refuses_to_read_or_list_a_fifo() {
     )
     .unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .env("XDG_STATE_HOME", env!("CARGO_TARGET_TMPDIR"))
         .args(["run", "--task", "read p", "--model"])
         .arg(format!("replay:{}", session.display()))
         .arg("--root")

@@ -9,7 +9,10 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
 fn frontier() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_frontier"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_frontier"));
+    // `run` makes its run directories there, not in the home directory.
+    command.env("XDG_STATE_HOME", env!("CARGO_TARGET_TMPDIR"));
+    command
 }
 
 fn spawn(args: &[&str]) -> Child {

@@ -10,6 +10,8 @@ fn run(dir: &std::path::Path, args: &[&str], stdin: &[u8]) -> (i32, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_frontier"))
         .args(args)
         .current_dir(dir)
+        // `run` makes its run directory there.
+        .env("XDG_STATE_HOME", dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -91,6 +93,7 @@ const CASES: &[Case] = &[
     case(RUN, NONE, "--preview-chars", 0, 1_000_000),
     case(RUN, NONE, "--keep-recent", 1, 10_000),
     case(RUN, NONE, "--cache-ttl", 0, 86_400),
+    case(RUN, NONE, "--hard-window", 1, 1_000_000_000),
 ];
 
 fn line(case: &Case, value: &str) -> Vec<String> {

@@ -159,6 +159,8 @@ fn run(example: &Example, dir: &Path) -> Result<(), String> {
         .args(["-o", "pipefail", "-c", &example.command])
         .current_dir(dir)
         .env("PATH", path)
+        // `frontier run` makes its run directories there, not in the home directory.
+        .env("XDG_STATE_HOME", dir.join(".state"))
         .output()
         .map_err(|e| e.to_string())?;
     let stdout = String::from_utf8_lossy(&out.stdout);

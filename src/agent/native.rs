@@ -311,7 +311,7 @@ pub fn run_native(
         record_transition(&mut transcript, config, &recovery, turn, transition);
     };
     executor.drain(&mut transcript);
-    end_run(transcript, status)
+    end_run(transcript, status, None)
 }
 
 /// A confirmed call: judged and run (an `apply_patch` patch fed whole into a session of the

@@ -26,7 +26,7 @@ use crate::contract::PushParser;
 use crate::ctl::{pick_tag, CallAssembler, CtlEvent, CtlParser, Limits, ToolCall};
 use crate::language::CtlMode;
 
-use super::context::{ContextLoop, Settings as ContextSettings};
+use super::context::{boundary, Arm, ContextLoop, Settings as ContextSettings};
 use super::model::{Finish, Flow, Message, ModelError, ModelSource, Request, Role};
 use super::patch::{PatchSession, PatchTool};
 use super::policy::{self, Toolset};
@@ -53,6 +53,11 @@ pub fn system_prompt(mode: CtlMode) -> &'static str {
     }
 }
 
+/// What the model is told before the final call of a run over the hard window (the
+/// `react` arm): the tools are closed, and any call it still makes is refused.
+pub const TOOLS_CLOSED_NOTE: &str = "The context window is full: the tools are closed, and no \
+call you make from now on runs. Answer now with what you have; this is your last turn.";
+
 /// Most concurrency-safe calls in flight at once; one more first drains the batch (a count,
 /// not a timing, so the transcript stays deterministic).
 pub const MAX_PARALLEL: usize = 8;
@@ -71,6 +76,9 @@ pub struct Config {
     pub toolset: Toolset,
     /// The user's request.
     pub task: Option<String>,
+    /// Follow-up questions, asked in order: each one once the model has answered the one
+    /// before it (a turn that ends with no calls), as the new current question.
+    pub followups: Vec<String>,
     /// CTL limits.
     pub limits: Limits,
     /// The CTL mode the model writes, taught by the system prompt ([`system_prompt`]) and
@@ -101,6 +109,7 @@ impl Config {
             workspace,
             toolset: Toolset::Interactive,
             task: None,
+            followups: Vec::new(),
             limits: Limits::default(),
             ctl_mode: CtlMode::Strict,
             shell: ShellLimits::default(),
@@ -154,6 +163,9 @@ pub enum EndStatus {
     TurnBudgetExhausted,
     /// The context engine could not write its run directory (or could not start).
     ContextError,
+    /// The `react` arm's request went over the hard window: one final call was made with
+    /// the tools closed, and the run ended there.
+    TerminatedEarly,
 }
 
 impl EndStatus {
@@ -169,6 +181,7 @@ impl EndStatus {
             EndStatus::RecoveryExhausted => "recovery_exhausted",
             EndStatus::TurnBudgetExhausted => "turn_budget_exhausted",
             EndStatus::ContextError => "context_error",
+            EndStatus::TerminatedEarly => "terminated_early",
         }
     }
 
@@ -227,6 +240,9 @@ pub(super) struct Executor<'c> {
     context: Option<ContextLoop>,
     /// Why the context engine failed while running a call (the run ends after the turn).
     context_failed: Option<String>,
+    /// Whether the tools are closed (the final call over the hard window): every call is
+    /// refused.
+    tools_closed: bool,
 }
 
 impl<'c> Executor<'c> {
@@ -238,6 +254,7 @@ impl<'c> Executor<'c> {
             results: Vec::new(),
             context: None,
             context_failed: None,
+            tools_closed: false,
         }
     }
 
@@ -269,6 +286,14 @@ impl<'c> Executor<'c> {
             self.drain(transcript);
         }
         transcript.tool_call(turn, &call);
+        if self.tools_closed {
+            let reason =
+                "tools_closed: the context is over the hard window; no call runs".to_owned();
+            transcript.refused(turn, &call.id, &reason);
+            self.results
+                .push((call.id, call.name, "refused", reason.into_bytes()));
+            return;
+        }
         let action = match policy::judge(&call, self.config.toolset, &self.config.workspace, patch)
         {
             Ok(action) => action,
@@ -308,11 +333,23 @@ impl<'c> Executor<'c> {
         context_call: tools::ContextCall,
         transcript: &mut Transcript<'_>,
     ) {
-        let Some(context) = self.context.as_mut() else {
-            let reason = format!(
-                "unknown_tool: {} needs context governance (frontier run --run-dir)",
-                call.name
-            );
+        let offered = self.context.as_ref().map(|c| c.arm());
+        let Some(context) = self
+            .context
+            .as_mut()
+            .filter(|_| offered.is_some_and(Arm::offers_context_tools))
+        else {
+            let reason = match offered {
+                Some(arm) => format!(
+                    "unknown_tool: {} is not offered in the {} arm (--context cpat offers it)",
+                    call.name,
+                    arm.name()
+                ),
+                None => format!(
+                    "unknown_tool: {} needs context governance (frontier run --context cpat)",
+                    call.name
+                ),
+            };
             transcript.refused(turn, &call.id, &reason);
             self.results
                 .push((call.id, call.name, "refused", reason.into_bytes()));
@@ -513,6 +550,7 @@ pub fn run(
     // by a byte outside CTL, the loop has asked for a continuation or a new frame, and a
     // source with nothing more leaves the output cut off or broken, not cleanly ended.
     let mut unanswered: Option<EndStatus> = None;
+    let mut followups = config.followups.iter();
     let mut turn: u32 = 0;
     let status = loop {
         if turn >= config.max_turns {
@@ -520,10 +558,14 @@ pub fn run(
         }
         turn += 1;
         let max_tokens = config.output_limit(&recovery);
-        // Context governance: the ladder, then the engine's view is what the model receives.
+        // Context governance: the ladder, then the engine's view is what the model receives
+        // (over the hard window, the view with the tools closed, for a last call).
         let governed = match executor.context.as_mut() {
-            Some(context) => match context.govern(model, &mut transcript, turn, max_tokens) {
-                Ok(view) => Some(view),
+            Some(context) => match govern(context, model, &mut transcript, turn, max_tokens) {
+                Ok((view, closed)) => {
+                    executor.tools_closed = closed;
+                    Some(view)
+                }
                 Err(e) => break context_failed(&mut transcript, turn, &e.to_string()),
             },
             None => None,
@@ -647,10 +689,22 @@ pub fn run(
                 break context_failed(&mut transcript, turn, &e.to_string());
             }
         }
-        let finish_name = match &result {
-            TurnEnd::Finished(f) => Some(f.name()),
-            _ => None,
-        };
+        if executor.tools_closed {
+            // The last call over the hard window: what it said is kept, and the run ends.
+            if !matches!(result, TurnEnd::SourceEnded) {
+                transcript.record(
+                    Rec::new("assistant")
+                        .field("turn", turn)
+                        .bytes("output", &output)
+                        .field("finish", finish_of(&result)),
+                );
+            }
+            if let Err(e) = executor.ingest_turn(turn, &output, None) {
+                break context_failed(&mut transcript, turn, &e);
+            }
+            break EndStatus::TerminatedEarly;
+        }
+        let finish_name = finish_of(&result);
         if !matches!(result, TurnEnd::SourceEnded)
             && !matches!(result, TurnEnd::Failed(ModelError::ContextOverflow(_)))
         {
@@ -773,7 +827,29 @@ pub fn run(
                     if let Err(e) = executor.ingest_turn(turn, &output, None) {
                         break context_failed(&mut transcript, turn, &e);
                     }
-                    break EndStatus::Done;
+                    let Some(question) = followups.next() else {
+                        break EndStatus::Done;
+                    };
+                    // The question is answered: the next one is asked.
+                    transcript.record(
+                        Rec::new("question")
+                            .field("turn", turn + 1)
+                            .field("text", question),
+                    );
+                    push_assistant(&mut messages, &output);
+                    messages.push(Message::new(Role::User, question.clone()));
+                    if let Some(context) = executor.context.as_mut() {
+                        let asked =
+                            ask(context, config, model, &mut transcript, turn + 1, question);
+                        if let Err(e) = asked {
+                            break context_failed(&mut transcript, turn, &e.to_string());
+                        }
+                    }
+                    stream = Stream::new(config.limits, config.ctl_mode);
+                    unanswered = None;
+                    let t = recovery.on_progress();
+                    record_transition(&mut transcript, config, &recovery, turn, t);
+                    continue;
                 }
                 if let Err(e) = executor.ingest_turn(turn, &output, None) {
                     break context_failed(&mut transcript, turn, &e);
@@ -791,16 +867,78 @@ pub fn run(
         record_transition(&mut transcript, config, &recovery, turn, transition);
     };
     executor.drain(&mut transcript);
-    end_run(transcript, status)
+    let peak = executor.context.as_ref().map(ContextLoop::peak);
+    end_run(transcript, status, peak)
 }
 
 /// The `task` record, first in every run's transcript: the task, the model as `describe`d
-/// and the toolset.
+/// and the toolset, then the follow-up questions (when there are any) and the arm (when the
+/// loop has an engine).
 pub(super) fn task_record(config: &Config, model: &str) -> Rec {
-    Rec::new("task")
+    let mut rec = Rec::new("task")
         .field("text", &config.task)
         .field("model", model)
-        .field("toolset", config.toolset.name())
+        .field("toolset", config.toolset.name());
+    if !config.followups.is_empty() {
+        rec = rec.field("followups", &config.followups);
+    }
+    if let Some(settings) = &config.context {
+        rec = rec
+            .field("context", settings.arm.name())
+            .field("hard_window", settings.hard_window);
+    }
+    rec
+}
+
+/// The loop's side of governance before request `turn`: the governed view, and whether it is
+/// the last call over the hard window (the tools closed, recorded as a `context` record with
+/// step `hard_window`).
+fn govern(
+    context: &mut ContextLoop,
+    model: &mut dyn ModelSource,
+    transcript: &mut Transcript<'_>,
+    turn: u32,
+    max_tokens: u32,
+) -> Result<(Vec<Message>, bool), crate::context::EngineError> {
+    let view = context.govern(model, transcript, turn, max_tokens)?;
+    let Some(estimate) = context.over_hard_window() else {
+        return Ok((view, false));
+    };
+    let view = context.close_tools(TOOLS_CLOSED_NOTE)?;
+    transcript.record(
+        Rec::new("context")
+            .field("turn", turn)
+            .field("step", "hard_window")
+            .field("estimate", estimate)
+            .field("hard_window", context.hard_window())
+            .field("peak", context.peak()),
+    );
+    Ok((view, true))
+}
+
+/// A follow-up question into the engine, then, in the `cpat` arm, the boundary pass before
+/// its first request (`turn`).
+fn ask(
+    context: &mut ContextLoop,
+    config: &Config,
+    model: &mut dyn ModelSource,
+    transcript: &mut Transcript<'_>,
+    turn: u32,
+    question: &str,
+) -> Result<(), crate::context::EngineError> {
+    context.question(question)?;
+    if context.arm() == Arm::Cpat {
+        boundary::pass(context, config, model, transcript, turn, config.max_tokens)?;
+    }
+    Ok(())
+}
+
+/// The finish of a turn that finished, for its `assistant` record.
+fn finish_of(end: &TurnEnd) -> Option<&'static str> {
+    match end {
+        TurnEnd::Finished(f) => Some(f.name()),
+        _ => None,
+    }
 }
 
 /// The `transition` record: the loop goes on to request `turn + 1`, with the output limit
@@ -820,14 +958,21 @@ pub(super) fn record_transition(
     );
 }
 
-/// The `end` record, last in every run's transcript; `status` back, or the error that kept
-/// the transcript from being written.
-pub(super) fn end_run(mut transcript: Transcript<'_>, status: EndStatus) -> io::Result<EndStatus> {
-    transcript.record(
-        Rec::new("end")
-            .field("status", status.name())
-            .field("exit", status.exit_code()),
-    );
+/// The `end` record, last in every run's transcript, with the largest request estimate when
+/// the loop had an engine (`peak_tokens`); `status` back, or the error that kept the
+/// transcript from being written.
+pub(super) fn end_run(
+    mut transcript: Transcript<'_>,
+    status: EndStatus,
+    peak: Option<u64>,
+) -> io::Result<EndStatus> {
+    let mut rec = Rec::new("end")
+        .field("status", status.name())
+        .field("exit", status.exit_code());
+    if let Some(peak) = peak {
+        rec = rec.field("peak_tokens", peak);
+    }
+    transcript.record(rec);
     match transcript.into_error() {
         Some(e) => Err(e),
         None => Ok(status),
@@ -851,7 +996,7 @@ fn end_on_context_error(
     error: &str,
 ) -> io::Result<EndStatus> {
     let status = context_failed(&mut transcript, turn, error);
-    end_run(transcript, status)
+    end_run(transcript, status, None)
 }
 
 /// Puts the model's own output back into the conversation; an empty one is left out (some

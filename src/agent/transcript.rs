@@ -14,7 +14,8 @@
 //! | `incomplete_call` | `turn`, `id`, `name`, `arguments` | native tools: a call the stream left unfinished (never run) |
 //! | `model_error` | `turn`, `kind`, `error` | the model source failed |
 //! | `transition` | `turn`, `reason`, `max_tokens` | the loop goes on to request `turn` (`reason`: a [`Transition`](super::recovery::Transition) name) |
-//! | `end` | `status`, `exit` | last |
+//! | `question` | `turn`, `text` | a follow-up question is asked before request `turn` |
+//! | `end` | `status`, `exit` (+ `peak_tokens` with a context engine) | last |
 //!
 //! Byte strings (arguments, outputs) are JSON strings when UTF-8, else `{"base64": …}`. The
 //! `tool_call`, `tool_result` and `refused` shapes are the interface of the CLI spec. No

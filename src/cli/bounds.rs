@@ -89,3 +89,6 @@ pub const KEEP_RECENT: Bound = Bound::between(1, 10_000);
 
 /// `run --cache-ttl`: seconds after a call the prompt cache counts as warm (0: always cold).
 pub const CACHE_TTL: Bound = Bound::between(0, 86_400);
+
+/// `run --hard-window`: tokens, as `--context-window`.
+pub const HARD_WINDOW: Bound = Bound::between(1, 1_000_000_000);

@@ -50,7 +50,7 @@ enum Command {
     /// Write tool calls given as JSON lines as a CTL stream, strict or extended.
     Frame(frame::Args),
     /// Run the agent loop: a model's CTL output, executed call by confirmed call.
-    Run(run::Args),
+    Run(Box<run::Args>),
     /// Cut the same calls framed as CTL and as JSON at every offset and compare runtimes.
     Truncate(truncate::Args),
     /// Apply an apply_patch or a unified diff under a root directory.
@@ -79,7 +79,7 @@ pub fn main() -> i32 {
         Command::Events(args) => events::run(args),
         Command::Calls(args) => calls::run(args),
         Command::Frame(args) => frame::run(args),
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Truncate(args) => truncate::run(args),
         Command::Apply(args) => apply::run(args),
         Command::Mask(args) => mask::run(args),

@@ -6,12 +6,13 @@ use std::ffi::{OsStr, OsString};
 use std::fs::OpenOptions;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use std::sync::Arc;
 
 use frontier::agent::context::vocab::VocabCounter;
-use frontier::agent::context::{Ladder, Settings};
+use frontier::agent::context::{Arm, Ladder, Settings};
 use frontier::agent::openai::{OpenAi, OpenAiConfig};
 use frontier::agent::provider::{Provider, ProviderConfig, ToolMode};
 use frontier::agent::replay::{self, Replay};
@@ -41,9 +42,10 @@ pub struct Args {
     #[arg(long)]
     root: OsString,
     /// The user's request, the conversation's first user message (required with a live
-    /// model).
+    /// model). Repeated: follow-up questions, each asked once the model has answered the one
+    /// before (a reply with no calls).
     #[arg(long)]
-    task: Option<String>,
+    task: Vec<String>,
     /// Where to write the transcript (JSON lines), appended to the file if it exists; default
     /// standard output. No tool can reach it, even inside the root.
     #[arg(long)]
@@ -86,14 +88,26 @@ pub struct Args {
     context: ContextArgs,
 }
 
-/// Context governance (`docs/agent.md`, "Context governance"): on with `--run-dir`.
+/// Context governance (`docs/agent.md`, "Context governance"): on by default.
 #[derive(clap::Args, Debug)]
 pub struct ContextArgs {
-    /// Keep the conversation in the context engine, journaled in DIR (created; it must not
-    /// hold a run yet): the ladder runs before every model call, the model gets
-    /// `context_update` and `artifact_get`. No tool can reach DIR.
+    /// How the context is governed: `cpat` (the ladder, the budget reports, `context_update`
+    /// and `artifact_get`, the boundary pass before each follow-up; the default with CTL),
+    /// `threshold` (the runtime's measures, no context tool), `react` (none: the
+    /// conversation only journaled; the hard window ends the run) or `off` (no engine: the
+    /// plain conversation; the default and the only arm with `--tools native`).
+    #[arg(long = "context", value_name = "ARM")]
+    arm: Option<String>,
+    /// Journal the conversation in DIR (created; it must not hold a run yet). Default: a new
+    /// directory under `$XDG_STATE_HOME/frontier/runs/` (`~/.local/state` without it), named
+    /// on standard error. No tool can reach it.
     #[arg(long)]
     run_dir: Option<OsString>,
+    /// The hard window, in tokens, 1 to 1000000000: in the `react` arm a request estimated
+    /// over it is replaced by one final call with the tools closed, and the run ends
+    /// `terminated_early`. The other arms only record their peak.
+    #[arg(long, value_parser = super::bounds::HARD_WINDOW.parser::<u64>())]
+    hard_window: Option<u64>,
     /// The context window governed, in tokens, 1 to 1000000000.
     #[arg(long, default_value_t = frontier::context::engine::DEFAULT_MAX_TOKENS, value_parser = super::bounds::CONTEXT_WINDOW.parser::<u64>())]
     context_window: u64,
@@ -140,9 +154,20 @@ fn parse_ratio(text: &str) -> Result<f64, String> {
 }
 
 impl ContextArgs {
-    /// The settings, or none without `--run-dir`.
-    fn settings(&self) -> Result<Option<Settings>, String> {
-        let Some(dir) = &self.run_dir else {
+    /// The arm asked for (`None`: off), `default` when none is named.
+    fn arm(&self, default: Option<Arm>) -> Result<Option<Arm>, String> {
+        match self.arm.as_deref() {
+            None => Ok(default),
+            Some("off") => Ok(None),
+            Some(name) => Arm::from_name(name).map(Some).ok_or_else(|| {
+                format!("--context {name:?}: expected cpat, threshold, react or off")
+            }),
+        }
+    }
+
+    /// The settings of `arm` (none: off); the run directory is set once it is made.
+    fn settings(&self, arm: Option<Arm>) -> Result<Option<Settings>, String> {
+        let Some(arm) = arm else {
             return Ok(None);
         };
         if !(self.soft_ratio <= self.must_act_ratio && self.must_act_ratio <= self.critical_ratio) {
@@ -151,7 +176,9 @@ impl ContextArgs {
                 self.soft_ratio, self.must_act_ratio, self.critical_ratio
             ));
         }
-        let mut settings = Settings::new(dir);
+        let mut settings = Settings::new(PathBuf::new());
+        settings.arm = arm;
+        settings.hard_window = self.hard_window;
         settings.budget.max_tokens = self.context_window;
         settings.budget.soft_ratio = self.soft_ratio;
         settings.budget.must_act_ratio = self.must_act_ratio;
@@ -231,7 +258,7 @@ pub fn run(args: Args) -> Result<i32, String> {
                 ToolMode::Ctl => Source::Ctl(Box::new(provider), CtlMode::Extended),
             }
         };
-        if args.task.as_deref().is_none_or(|t| t.trim().is_empty()) {
+        if args.task.first().is_none_or(|t| t.trim().is_empty()) {
             return Err(format!(
                 "--model {} needs --task: the request for the model",
                 display::path(&args.model)
@@ -243,9 +270,38 @@ pub fn run(args: Args) -> Result<i32, String> {
         Source::Ctl(_, mode) => *mode,
         Source::Native(_) => CtlMode::Extended,
     };
+    // Governed by default (CTL); the native loop has no engine yet.
+    let native = matches!(model, Source::Native(_));
+    let arm = args.context.arm((!native).then_some(Arm::Cpat))?;
+    if native && arm.is_some() {
+        return Err("--context cpat|threshold|react needs --tools ctl: the native-tools loop is not governed (--context off)".into());
+    }
+    if arm.is_none() {
+        for (given, name) in [
+            (args.context.run_dir.is_some(), "--run-dir"),
+            (args.context.hard_window.is_some(), "--hard-window"),
+        ] {
+            if given {
+                return Err(format!(
+                    "{name} needs a context engine: --context off (or --tools native) has none"
+                ));
+            }
+        }
+    }
+    let mut tasks = args.task.into_iter();
     let mut config = Config::new(workspace);
     config.toolset = toolset;
-    config.task = args.task;
+    config.task = tasks.next();
+    config.followups = tasks.collect();
+    if native && !config.followups.is_empty() {
+        return Err("--task given more than once needs --tools ctl: the native-tools loop takes one question".into());
+    }
+    if let Some(n) = config.followups.iter().position(|q| q.trim().is_empty()) {
+        return Err(format!(
+            "--task number {}: a follow-up question is blank",
+            n + 2
+        ));
+    }
     config.limits = Limits {
         max_line: args.max_line,
         max_arg: args.max_arg,
@@ -258,13 +314,29 @@ pub fn run(args: Args) -> Result<i32, String> {
     config.max_turns = args.max_turns;
     config.max_tokens = args.max_tokens;
     config.escalated_max_tokens = args.escalated_max_tokens;
-    config.context = args.context.settings()?;
-    if let Some(dir) = config.context.as_ref().map(|s| s.run_dir.clone()) {
+    config.context = args.context.settings(arm)?;
+    if let Some(settings) = config.context.as_mut() {
+        settings.run_dir = match &args.context.run_dir {
+            Some(dir) => {
+                let dir = PathBuf::from(dir);
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| format!("--run-dir {}: {e}", dir.display()))?;
+                dir
+            }
+            None => {
+                let dir = new_run_dir()?;
+                eprintln!(
+                    "frontier: run directory {} (frontier context replay {0})",
+                    dir.display()
+                );
+                dir
+            }
+        };
         // The run directory is the runtime's own: out of every tool's reach.
-        std::fs::create_dir_all(&dir).map_err(|e| format!("--run-dir {}: {e}", dir.display()))?;
+        let dir = settings.run_dir.clone();
         config
             .protect(&dir)
-            .map_err(|e| format!("--run-dir {}: {e}", dir.display()))?;
+            .map_err(|e| format!("run directory {}: {e}", dir.display()))?;
     }
     // The transcript is opened once, for appending, and written only through this handle; it
     // is protected from the tools wherever it lies (standard output too, when it is a file).
@@ -301,6 +373,58 @@ pub fn run(args: Args) -> Result<i32, String> {
         eprintln!("frontier: run ended: {}", status.name());
     }
     Ok(status.exit_code())
+}
+
+/// Where the default run directories go: `$XDG_STATE_HOME/frontier/runs` (an absolute
+/// `XDG_STATE_HOME`, as the XDG base directory specification asks), else
+/// `$HOME/.local/state/frontier/runs`, else the system's temporary directory's
+/// `frontier-runs`.
+fn runs_home() -> PathBuf {
+    let absolute = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    if let Some(state) = absolute("XDG_STATE_HOME") {
+        return state.join("frontier").join("runs");
+    }
+    if let Some(home) = absolute("HOME") {
+        return home.join(".local/state/frontier/runs");
+    }
+    std::env::temp_dir().join("frontier-runs")
+}
+
+/// Most names tried for a new run directory before giving up.
+const RUN_DIR_TRIES: u32 = 100;
+
+/// A new, empty run directory: `<unix-ms>-<pid>` under [`runs_home`] (`-1`, `-2` … after it
+/// when that name is taken), created by this process (never one that existed), readable by
+/// its owner only (mode 0700: it holds the conversation).
+fn new_run_dir() -> Result<PathBuf, String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let home = runs_home();
+    std::fs::create_dir_all(&home).map_err(|e| format!("run directory {}: {e}", home.display()))?;
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let stem = format!("{ms}-{}", std::process::id());
+    for n in 0..RUN_DIR_TRIES {
+        let name = if n == 0 {
+            stem.clone()
+        } else {
+            format!("{stem}-{n}")
+        };
+        let dir = home.join(name);
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("run directory {}: {e}", dir.display())),
+        }
+    }
+    Err(format!(
+        "run directory: {RUN_DIR_TRIES} names after {stem} in {} are taken",
+        home.display()
+    ))
 }
 
 /// Where the turns come from: a source of CTL bytes (in its CTL mode) or a native caller.

@@ -339,7 +339,8 @@ fn budget(
         "<budget_report>\n{}\n</budget_report>",
         serde_json::to_string_pretty(&report).unwrap_or_default()
     );
-    if level != Pressure::Soft {
+    // The threshold arm is offered no context tool, so it is not asked to call one.
+    if level != Pressure::Soft && ctx.arm.offers_context_tools() {
         text.push_str(
             "\nThe context must shrink: call context_update (payload_offload, compact, fold) \
              before more work, or say no_context_update_needed.",

@@ -12,10 +12,19 @@
 //!
 //! | module | what |
 //! |---|---|
+//! How much of that runs is the run's [`Arm`] (CPAT's three arms): `cpat` all of it, plus
+//! the boundary-maintenance pass before each follow-up question ([`boundary`]); `threshold`
+//! the runtime's measures without the two tools; `react` none of it, the conversation only
+//! journaled, and the hard window ([`Settings::hard_window`]) as its one limit.
+//!
+//! | module | what |
+//! |---|---|
 //! | [`ladder`] | the seed's four steps before each call, CPAT's reports and critical fallback |
 //! | [`compaction`] | the compaction call: the seed's prompt, `<analysis>` stripped |
+//! | [`boundary`] | the boundary-maintenance pass before a follow-up question |
 //! | [`vocab`] | token counts in the model's own vocabulary |
 
+pub mod boundary;
 pub mod compaction;
 pub mod ladder;
 pub mod vocab;
@@ -39,8 +48,61 @@ use super::transcript::Transcript;
 
 pub use ladder::Ladder;
 
-/// What the system prompt gains when the context tools are offered.
+/// What the system prompt gains when the context tools are offered (the `cpat` arm).
 pub const CONTEXT_TOOLS_PROMPT: &str = include_str!("../../../prompts/context_tools.md");
+
+/// What the system prompt gains when they are not (`threshold`, `react`): the tags and the
+/// manifest, no tool.
+pub const CONTEXT_VIEW_PROMPT: &str = include_str!("../../../prompts/context_view.md");
+
+/// How much governance a run gets: CPAT's three arms (`cpat_reference.md` §9, §11). A run
+/// with none of them (`frontier run --context off`) has no engine at all
+/// ([`super::Config::context`] is `None`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Arm {
+    /// The ladder, CPAT's reports and critical fallback, `context_update` and
+    /// `artifact_get`, and the boundary-maintenance pass before each follow-up.
+    #[default]
+    Cpat,
+    /// The runtime's safety net only (the ladder, the reports, the critical fallback): the
+    /// model is offered neither context tool.
+    Threshold,
+    /// No budget check, no ladder, no context tool: the conversation is only kept (and
+    /// journaled) in the engine, and the hard window ends the run.
+    React,
+}
+
+impl Arm {
+    /// The arm called `name` (`cpat`, `threshold`, `react`).
+    pub fn from_name(name: &str) -> Option<Arm> {
+        match name {
+            "cpat" => Some(Arm::Cpat),
+            "threshold" => Some(Arm::Threshold),
+            "react" => Some(Arm::React),
+            _ => None,
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arm::Cpat => "cpat",
+            Arm::Threshold => "threshold",
+            Arm::React => "react",
+        }
+    }
+
+    /// Whether the model is offered `context_update` and `artifact_get`.
+    pub fn offers_context_tools(self) -> bool {
+        self == Arm::Cpat
+    }
+
+    /// Whether the runtime checks the budget before each call (the ladder, the reports, the
+    /// critical fallback).
+    pub fn governs(self) -> bool {
+        self != Arm::React
+    }
+}
 
 /// Largest argument text (`reason` plus `operations`) a `context_update` call may carry, in
 /// bytes; the CTL argument limit bounds it first.
@@ -59,6 +121,12 @@ pub struct Settings {
     pub tokens: Arc<dyn TokenCounter>,
     /// Whether each change is fsynced ([`Durability::Fsync`], the default) or only flushed.
     pub durability: Durability,
+    /// The arm ([`Arm::Cpat`] by default).
+    pub arm: Arm,
+    /// The hard window, in tokens (none by default): in the [`Arm::React`] arm, a request
+    /// estimated over it is replaced by one final call with the tools closed, and the run
+    /// ends `terminated_early`. The other arms are never ended by it.
+    pub hard_window: Option<u64>,
 }
 
 impl Settings {
@@ -70,6 +138,8 @@ impl Settings {
             ladder: Ladder::default(),
             tokens: Arc::new(CpatEstimator),
             durability: Durability::Fsync,
+            arm: Arm::Cpat,
+            hard_window: None,
         }
     }
 }
@@ -80,6 +150,10 @@ pub type CallResult = (String, String, &'static str, Vec<u8>);
 /// The loop's side of the engine.
 pub struct ContextLoop {
     engine: Engine,
+    arm: Arm,
+    hard_window: Option<u64>,
+    /// The largest estimate of a request sent so far, in tokens.
+    peak: u64,
     ladder: Ladder,
     mode: CtlMode,
     /// The engine's call id (`t<turn>.<id>`, unique in the run) → the CTL id and the status.
@@ -115,7 +189,11 @@ impl ContextLoop {
         )
         .map_err(|e| format!("run directory {}: {e}", dir.display()))?;
         let mut text = system.to_owned();
-        text.push_str(CONTEXT_TOOLS_PROMPT);
+        text.push_str(if settings.arm.offers_context_tools() {
+            CONTEXT_TOOLS_PROMPT
+        } else {
+            CONTEXT_VIEW_PROMPT
+        });
         engine
             .ingest(Incoming::System { text })
             .map_err(|e| e.to_string())?;
@@ -129,6 +207,9 @@ impl ContextLoop {
         }
         Ok(ContextLoop {
             engine,
+            arm: settings.arm,
+            hard_window: settings.hard_window,
+            peak: 0,
             ladder: settings.ladder,
             mode,
             calls: HashMap::new(),
@@ -140,6 +221,27 @@ impl ContextLoop {
     /// The engine (read only).
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// The run's arm.
+    pub fn arm(&self) -> Arm {
+        self.arm
+    }
+
+    /// The largest estimate of a request sent so far, in tokens.
+    pub fn peak(&self) -> u64 {
+        self.peak
+    }
+
+    /// Ingests a follow-up question: a user block of the person's (it becomes the current
+    /// question).
+    pub fn question(&mut self, text: &str) -> Result<(), EngineError> {
+        self.engine
+            .ingest(Incoming::User {
+                text: text.to_owned(),
+                origin: None,
+            })
+            .map(|_| ())
     }
 
     /// Ingests a turn: the model's output with the calls it made, their results, then `note`
@@ -195,7 +297,8 @@ impl ContextLoop {
             .map(|_| ())
     }
 
-    /// Before a model call: the ladder, then the request the model receives (the view).
+    /// Before a model call: the ladder (not in the `react` arm), then the request the model
+    /// receives (the view), its estimate counted in the peak.
     pub fn govern(
         &mut self,
         model: &mut dyn ModelSource,
@@ -203,7 +306,32 @@ impl ContextLoop {
         turn: u32,
         max_tokens: u32,
     ) -> Result<Vec<Message>, EngineError> {
-        ladder::run(self, model, transcript, turn, max_tokens)?;
+        if self.arm.governs() {
+            ladder::run(self, model, transcript, turn, max_tokens)?;
+        }
+        self.peak = self.peak.max(self.engine.budget().used);
+        Ok(self.request())
+    }
+
+    /// Whether the request about to be sent is over the hard window in the `react` arm (the
+    /// only arm the hard window ends): its estimate, when it is.
+    pub fn over_hard_window(&self) -> Option<u64> {
+        let window = self.hard_window?;
+        let used = self.engine.budget().used;
+        (self.arm == Arm::React && used > window).then_some(used)
+    }
+
+    /// The hard window, if any.
+    pub fn hard_window(&self) -> Option<u64> {
+        self.hard_window
+    }
+
+    /// Closes the tools for the final call of a run over the hard window: the runtime's
+    /// note is ingested (journaled), and the request is the view with it; its estimate is
+    /// counted in the peak.
+    pub fn close_tools(&mut self, note: &str) -> Result<Vec<Message>, EngineError> {
+        self.runtime_note(note)?;
+        self.peak = self.peak.max(self.engine.budget().used);
         Ok(self.request())
     }
 
