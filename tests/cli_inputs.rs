@@ -513,12 +513,22 @@ fn a_reader_that_goes_away_ends_the_command_quietly() {
         env!("CARGO_MANIFEST_DIR")
     );
     let many: Vec<&str> = std::iter::repeat_n(file.as_str(), 3000).collect();
-    let udiff = format!("{}/corpora/udiff/git_log.diff", env!("CARGO_MANIFEST_DIR"));
+    // Each command must write more than a pipe holds (64 KiB), or it may finish before the
+    // reader goes away: twenty copies of the log make `events` write 459 KB.
+    let log = std::fs::read(format!(
+        "{}/corpora/udiff/git_log.diff",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("twenty_logs.diff");
+    std::fs::write(&big, log.repeat(20)).unwrap();
+    let udiff = big.to_str().unwrap();
     let commands: Vec<Vec<&str>> = vec![
         [&["check", "--lang", "ctl", "--json"][..], &many].concat(),
         [&["check", "--lang", "ctl"][..], &many].concat(),
-        vec!["trace", "--lang", "udiff", &udiff],
-        vec!["events", "--lang", "udiff", "--chunk", "1", &udiff],
+        vec!["trace", "--lang", "udiff", udiff],
+        vec!["events", "--lang", "udiff", "--chunk", "1", udiff],
     ];
     for args in commands {
         let mut child = frontier()
