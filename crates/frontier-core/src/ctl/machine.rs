@@ -927,8 +927,8 @@ impl CtlMachine {
     }
 
     /// Takes `byte` if it only moves along the current header line (a keyword's letter, a
-    /// token's character, the SP after the id): what [`step`](Self::step) does with it, without
-    /// its result. Returns whether it took the byte; if not, nothing changed, and `step` takes
+    /// token's character, most SPs): what [`step`](Self::step) does with it, without its
+    /// result. Returns whether it took the byte; if not, nothing changed, and `step` takes
     /// or refuses it.
     #[inline(always)]
     pub(super) fn move_along(&mut self, byte: u8) -> bool {
