@@ -35,8 +35,11 @@
 //! [`Tag::allowed`] instead of the tables: at a line start the bytes matching the tag so far
 //! are held, and `count` is the room `max_arg` leaves. The nodes from `Eq` on need more than
 //! the tables (`=` and `<` end the narrowing of the digits, a tag byte is kept, a value byte is
-//! an event): [`CtlMachine::step_extended`] takes them. The strict paths pay one comparison in
-//! `step` (is the next node one of those) and one in `allowed()` (is this a heredoc body).
+//! an event): [`CtlMachine::step_extended`] takes them. They are declared last, after the
+//! nodes strict CTL's step already treats apart (the digits of `nbytes` and `Dead`), so that
+//! one comparison in `step` (is the next node from `SizeStart` on) keeps all of them off the
+//! path of the other header bytes: strict CTL pays nothing for them there, and one comparison
+//! in `allowed()` (is this a heredoc body).
 //!
 //! Decision: the allowed set is looked up when asked, not kept. Keeping it made the query one
 //! load (1.45 ns against 2.4 ns) but cost every change of state a 32-byte store: 31 % more
@@ -86,12 +89,8 @@ enum Node {
     KeyStart,
     /// Inside the key.
     Key,
-    /// After the key's SP: the first digit of `nbytes` comes next.
-    SizeStart,
     /// `nbytes` is `0`: only LF may follow (no leading zeros).
     SizeZero,
-    /// Inside a nonzero `nbytes`.
-    Size,
     /// `e` of `end\n` read.
     E,
     /// `en` read.
@@ -100,16 +99,22 @@ enum Node {
     End,
     /// Inside an argument body.
     Body,
-    /// After an error: nothing more is taken.
-    Dead,
-    // Extended CTL. A strict machine never enters these.
+    // Extended CTL's header nodes that the tables take. A strict machine never enters these.
     /// After the key's SP in extended mode: a digit, `=` or `<` comes next.
     ValueStart,
     /// `= ` read: the inline value's first byte, or LF for an empty value.
     InlineStart,
     /// `<<` read: the tag's first character comes next.
     TagStart,
-    // The nodes from `Eq` on need more than the tables (see `step_extended`).
+    // The nodes from `SizeStart` on need more than the tables when entered (see `step`), so
+    // one comparison keeps them off the path of every other header byte.
+    /// After the key's SP: the first digit of `nbytes` comes next.
+    SizeStart,
+    /// Inside a nonzero `nbytes`.
+    Size,
+    /// After an error: nothing more is taken.
+    Dead,
+    // The nodes from `Eq` on are extended CTL's (see `step_extended`).
     /// `=` read: SP comes next.
     Eq,
     /// `<` read.
@@ -145,17 +150,17 @@ const ALL_NODES: [Node; NODES] = {
         Arg,
         KeyStart,
         Key,
-        SizeStart,
         SizeZero,
-        Size,
         E,
         En,
         End,
         Body,
-        Dead,
         ValueStart,
         InlineStart,
         TagStart,
+        SizeStart,
+        Size,
+        Dead,
         Eq,
         Lt,
         Tag,
@@ -358,17 +363,15 @@ const MIN_REST: [u8; NODES] = {
 };
 
 /// `MOVES_ALONG[next]`: whether entering `next` only moves along the line, with nothing to
-/// record: not the end of a line (`Between`, `InFrame`, `Body`), not the start or a digit of
-/// `nbytes` (`SizeStart`, `Size`: the digits that may follow change), not a refusal (`Dead`),
-/// not a node that needs more than the tables (from `Eq` on).
+/// record: not the end of a line (`Between`, `InFrame`, `Body`), and none of the nodes from
+/// `SizeStart` on (the start or a digit of `nbytes`, whose digits that may follow change; a
+/// refusal; the nodes that need more than the tables).
 const MOVES_ALONG: [bool; NODES] = {
     let mut table = [true; NODES];
     let mut n = 0;
     while n < NODES {
-        table[n] = !matches!(
-            ALL_NODES[n],
-            Node::Between | Node::InFrame | Node::Body | Node::SizeStart | Node::Size | Node::Dead
-        ) && (n as u8) < Node::Eq as u8;
+        table[n] = !matches!(ALL_NODES[n], Node::Between | Node::InFrame | Node::Body)
+            && (n as u8) < Node::SizeStart as u8;
         n += 1;
     }
     table
@@ -653,27 +656,14 @@ impl CtlMachine {
         }
         let class = CLASS[byte as usize];
         let mut next = NEXT[self.node as usize][class as usize];
-        if next == Node::Dead {
-            return Err(self.refuse(byte, CtlErrorKind::UnexpectedByte));
-        }
-        if next >= Node::Eq {
-            return self.step_extended(byte, next);
-        }
-        if next == Node::Size {
-            let value = self
-                .count
-                .checked_mul(10)
-                .and_then(|v| v.checked_add((byte - b'0') as u64));
-            match value.filter(|&v| v <= self.limits.max_arg) {
-                Some(value) => self.count = value,
-                None => return Err(self.refuse(byte, CtlErrorKind::ArgTooLarge)),
+        // Every node that needs more than the tables is from `SizeStart` on: one comparison
+        // keeps them off the path of the other header bytes.
+        if next >= Node::SizeStart {
+            match next {
+                Node::SizeStart | Node::Size => next = self.enter_size(byte, next)?,
+                Node::Dead => return Err(self.refuse(byte, CtlErrorKind::UnexpectedByte)),
+                _ => return self.step_extended(byte, next),
             }
-        }
-        if matches!(next, Node::SizeStart | Node::Size) {
-            if next == Node::SizeStart && self.mode == CtlMode::Extended {
-                next = Node::ValueStart;
-            }
-            self.digit_room = self.digits_within_bound();
         }
         if MIN_REST[next as usize] as u32 >= self.budget {
             return Err(self.refuse(byte, CtlErrorKind::LineTooLong));
@@ -695,6 +685,29 @@ impl CtlMachine {
         };
         self.node = if self.count > 0 { Node::Body } else { next };
         Ok(step)
+    }
+
+    /// [`step`](Self::step)'s part for a byte entering `nbytes` or a digit of it (`next` is
+    /// `SizeStart` or `Size`): the value so far within `max_arg` and the digits that may
+    /// follow. Returns the node to enter: extended CTL's `ValueStart` for `SizeStart`, where
+    /// `=` and `<` may come too.
+    #[inline(always)]
+    fn enter_size(&mut self, byte: u8, next: Node) -> Result<Node, ParseError<CtlErrorKind>> {
+        let mut next = next;
+        if next == Node::Size {
+            let value = self
+                .count
+                .checked_mul(10)
+                .and_then(|v| v.checked_add((byte - b'0') as u64));
+            match value.filter(|&v| v <= self.limits.max_arg) {
+                Some(value) => self.count = value,
+                None => return Err(self.refuse(byte, CtlErrorKind::ArgTooLarge)),
+            }
+        } else if self.mode == CtlMode::Extended {
+            next = Node::ValueStart;
+        }
+        self.digit_room = self.digits_within_bound();
+        Ok(next)
     }
 
     /// [`step`](Self::step) into the nodes that need more than the tables: `=` or `<` after a
@@ -778,7 +791,13 @@ impl CtlMachine {
             return (0, false);
         }
         let window = &bytes[..bytes.len().min(self.budget as usize)];
-        match memchr::memchr(b'\n', window) {
+        // `memchr`'s setup costs more than it saves on a few bytes (a decoder's one-byte push).
+        let lf = if window.len() < 16 {
+            window.iter().position(|&b| b == b'\n')
+        } else {
+            memchr::memchr(b'\n', window)
+        };
+        match lf {
             Some(lf) => {
                 self.consumed += lf as u64 + 1;
                 self.budget = self.limits.max_line;
@@ -907,6 +926,22 @@ impl CtlMachine {
         self.step(byte)
     }
 
+    /// Takes `byte` if it only moves along the current header line (a keyword's letter, a
+    /// token's character, most SPs): what [`step`](Self::step) does with it, without its
+    /// result. Returns whether it took the byte; if not, nothing changed, and `step` takes
+    /// or refuses it.
+    #[inline(always)]
+    pub(super) fn move_along(&mut self, byte: u8) -> bool {
+        let next = NEXT[self.node as usize][CLASS[byte as usize] as usize];
+        let moves = MOVES_ALONG[next as usize] && (MIN_REST[next as usize] as u32) < self.budget;
+        if moves {
+            self.node = next;
+            self.budget -= 1;
+            self.consumed += 1;
+        }
+        moves
+    }
+
     /// Enters the sticky error state (or keeps the error already there) and returns it.
     #[cold]
     fn refuse(&mut self, byte: u8, kind: CtlErrorKind) -> ParseError<CtlErrorKind> {
@@ -953,7 +988,7 @@ impl CtlMachine {
     /// A complete line that ends within `max_line` passed every intermediate limit check (the
     /// bytes after each position are at least the fewest needed), and `nbytes` only grows
     /// digit by digit, so checking the whole line is the same as stepping it.
-    #[inline]
+    #[inline(always)]
     pub fn take_line(&mut self, bytes: &[u8]) -> Option<(usize, Step, usize)> {
         let keyword = match self.node {
             Node::Between if bytes.starts_with(b"call ") => 5,

@@ -5,7 +5,11 @@
 //! arrives whole in one chunk is checked in one pass ([`CtlMachine::take_line`]) and its tokens
 //! are read straight from the chunk; any other line is stepped ([`CtlMachine::step_line`]), and
 //! only its part in earlier chunks is kept in the line buffer. A one-byte push, what a decoder
-//! sends, goes straight through [`CtlMachine::step`].
+//! sends, takes a counted body's byte or a header byte that only moves along its line in a few
+//! inlined instructions, and any other byte through [`CtlMachine::step`] out of line; a longer
+//! chunk goes out of line to the loop of the parser's mode (a const generic, chosen once a
+//! chunk), so that neither the one-byte path inlined into a caller's loop nor strict CTL's loop
+//! carries what it does not use (`docs/performance.md`).
 //!
 //! Extended CTL's values are taken in runs too: an inline value up to its LF (`memchr`, within
 //! the line's budget), a heredoc body up to the next line that may be its tag line, found with
@@ -139,9 +143,71 @@ impl CtlParser {
         &self.machine
     }
 
-    /// One byte, as a decoder pushes it: straight through the machine's step.
+    /// One byte, as a decoder pushes it. The two cases of most bytes are taken on their own,
+    /// in a few instructions inlined into the caller's loop: a byte of a counted body, and a
+    /// header byte that only moves along its line. A byte of an extended value and any other
+    /// byte go out of line.
     #[inline]
     fn push_byte<F>(
+        &mut self,
+        byte: u8,
+        chunk: &[u8],
+        on_event: &mut F,
+    ) -> Result<(), ParseError<CtlErrorKind>>
+    where
+        F: for<'e> FnMut(CtlEvent<'e>),
+    {
+        let (taken, last) = self.machine.skip_body(1);
+        if taken > 0 {
+            emit_body(chunk, last, on_event);
+            return Ok(());
+        }
+        if self.machine.move_along(byte) {
+            self.line.push(byte);
+            return Ok(());
+        }
+        if self.machine.in_value() {
+            return self.value_byte(byte, chunk, on_event);
+        }
+        self.step_byte(byte, chunk, on_event)
+    }
+
+    /// [`push_byte`](Self::push_byte) inside an inline value or a heredoc body (extended CTL):
+    /// a byte of a heredoc content line or of an inline value is taken as a run of one (a
+    /// content line's byte is content whatever it is: an LF ends the line, and the tag line can
+    /// only begin after it); a heredoc line start and a byte the runs leave go through the step.
+    #[inline(never)]
+    fn value_byte<F>(
+        &mut self,
+        byte: u8,
+        chunk: &[u8],
+        on_event: &mut F,
+    ) -> Result<(), ParseError<CtlErrorKind>>
+    where
+        F: for<'e> FnMut(CtlEvent<'e>),
+    {
+        let taken = if self.machine.in_heredoc_text() {
+            self.machine.take_heredoc_text(chunk)
+        } else {
+            let (taken, ended) = self.machine.take_inline(chunk);
+            if ended {
+                on_event(CtlEvent::ArgEnd);
+                return Ok(());
+            }
+            taken
+        };
+        if taken > 0 {
+            on_event(CtlEvent::ArgData(chunk));
+            return Ok(());
+        }
+        self.step_byte(byte, chunk, on_event)
+    }
+
+    /// [`push_byte`](Self::push_byte) for the bytes that need the machine's step: the end of
+    /// a line, a digit of `nbytes`, extended CTL's header bytes and heredoc line starts, a
+    /// refused byte.
+    #[inline(never)]
+    fn step_byte<F>(
         &mut self,
         byte: u8,
         chunk: &[u8],
@@ -273,6 +339,77 @@ impl CtlParser {
         emit_line(whole, step, separator, end, &mut self.opened, on_event);
         line.clear();
         self.line = line;
+    }
+
+    /// A chunk of more than one byte, by the loop of the parser's mode: chosen once a chunk,
+    /// so strict CTL's loop has no branch of extended CTL.
+    #[inline]
+    fn push_chunk<F>(
+        &mut self,
+        chunk: &[u8],
+        on_event: &mut F,
+    ) -> Result<(), ParseError<CtlErrorKind>>
+    where
+        F: for<'e> FnMut(CtlEvent<'e>),
+    {
+        match self.machine.mode() {
+            CtlMode::Strict => self.push_run::<false, F>(chunk, on_event),
+            CtlMode::Extended => self.push_run::<true, F>(chunk, on_event),
+        }
+    }
+
+    /// A chunk of more than one byte: body runs, value runs (`EXTENDED` only) and whole lines
+    /// at once, else stepped. Out of line, so that the one-byte path inlined into a caller's
+    /// loop keeps its registers.
+    #[inline(never)]
+    fn push_run<const EXTENDED: bool, F>(
+        &mut self,
+        chunk: &[u8],
+        on_event: &mut F,
+    ) -> Result<(), ParseError<CtlErrorKind>>
+    where
+        F: for<'e> FnMut(CtlEvent<'e>),
+    {
+        if let Some(error) = self.machine.error() {
+            return Err(error);
+        }
+        let mut at = 0;
+        while at < chunk.len() {
+            let rest = &chunk[at..];
+            let (taken, last) = self.machine.skip_body(rest.len() as u64);
+            if taken > 0 {
+                emit_body(&rest[..taken as usize], last, on_event);
+                at += taken as usize;
+                continue;
+            }
+            if EXTENDED && self.machine.in_value() {
+                at += self.push_value(rest, on_event)?;
+                continue;
+            }
+            // A line that starts here: whole at once when it is all here.
+            if let Some((len, step, separator)) = self.machine.take_line(rest) {
+                let end = self.machine.consumed();
+                emit_line(
+                    &rest[..len],
+                    step,
+                    separator,
+                    end,
+                    &mut self.opened,
+                    on_event,
+                );
+                at += len;
+                continue;
+            }
+            // Else the line is stepped until it ends or the chunk does.
+            let (taken, step) = self.machine.step_line(rest)?;
+            at += taken;
+            if step == Step::Header {
+                self.line.extend_from_slice(rest);
+                return Ok(());
+            }
+            self.stepped_line(&rest[..taken], step, on_event);
+        }
+        Ok(())
     }
 
     /// What a stream ending here leaves open; `None` when it is a sentence or an error.
@@ -407,46 +544,18 @@ impl PushParser for CtlParser {
         if let [byte] = *chunk {
             return self.push_byte(byte, chunk, on_event);
         }
-        if let Some(error) = self.machine.error() {
-            return Err(error);
+        // Most chunks of a body-heavy stream begin inside a counted body: its part is one
+        // slice, without a call.
+        let (taken, last) = self.machine.skip_body(chunk.len() as u64);
+        if taken == 0 {
+            return self.push_chunk(chunk, on_event);
         }
-        let mut at = 0;
-        while at < chunk.len() {
-            let rest = &chunk[at..];
-            let (taken, last) = self.machine.skip_body(rest.len() as u64);
-            if taken > 0 {
-                emit_body(&rest[..taken as usize], last, on_event);
-                at += taken as usize;
-                continue;
-            }
-            if self.machine.in_value() {
-                at += self.push_value(rest, on_event)?;
-                continue;
-            }
-            // A line that starts here: whole at once when it is all here.
-            if let Some((len, step, separator)) = self.machine.take_line(rest) {
-                let end = self.machine.consumed();
-                emit_line(
-                    &rest[..len],
-                    step,
-                    separator,
-                    end,
-                    &mut self.opened,
-                    on_event,
-                );
-                at += len;
-                continue;
-            }
-            // Else the line is stepped until it ends or the chunk does.
-            let (taken, step) = self.machine.step_line(rest)?;
-            at += taken;
-            if step == Step::Header {
-                self.line.extend_from_slice(rest);
-                return Ok(());
-            }
-            self.stepped_line(&rest[..taken], step, on_event);
+        let (body, rest) = chunk.split_at(taken as usize);
+        emit_body(body, last, on_event);
+        if rest.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        self.push_chunk(rest, on_event)
     }
 
     fn finish<F>(self, _on_event: &mut F) -> Outcome<CtlErrorKind>
