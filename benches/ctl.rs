@@ -9,7 +9,8 @@
 //! The `ctl_extended/*` groups frame the same calls in extended CTL (every argument inline when
 //! it has no LF, else a heredoc with the tag `EOF`) and parse them in extended mode, beside the
 //! strict figures of the same run: the goal is body-heavy within 1.5× of strict, and
-//! strict's header-heavy figures kept.
+//! strict's header-heavy figures kept. `tag_search_floor` is the least any heredoc parser can
+//! do on the body-heavy stream: one `memmem` search for LF `EOF` LF over it.
 
 use std::hint::black_box;
 
@@ -276,6 +277,20 @@ fn extended(c: &mut Criterion) {
                     })
                 },
             );
+        }
+        if workload == "body_heavy" {
+            // The floor of any heredoc parser: one substring search for the tag lines over the
+            // same bytes, and nothing else (no events, no header checks).
+            let heredocs = calls
+                .iter()
+                .flat_map(|c| &c.args)
+                .filter(|(_, v)| v.contains('\n'));
+            let expected = heredocs.count();
+            let finder = memchr::memmem::Finder::new(b"\nEOF\n");
+            group.throughput(Throughput::Bytes(framed.len() as u64));
+            group.bench_function("tag_search_floor/whole", |b| {
+                b.iter(|| assert_eq!(finder.find_iter(black_box(&framed)).count(), expected))
+            });
         }
         group.finish();
     }
