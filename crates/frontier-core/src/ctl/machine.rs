@@ -853,11 +853,13 @@ impl CtlMachine {
         keyword: usize,
         separator: usize,
     ) -> Option<(usize, Step, usize)> {
-        if keyword != 4
-            || separator == keyword
-            || bytes.get(separator..separator + 3) != Some(b" = ")
-        {
+        if keyword != 4 || separator == keyword {
             return None;
+        }
+        match bytes.get(separator..separator + 3) {
+            Some(b" = ") => {}
+            Some(b" <<") => return self.take_heredoc_line(bytes, separator),
+            _ => return None,
         }
         let start = separator + 3;
         let end = bytes.len().min(self.limits.max_line as usize);
@@ -865,6 +867,61 @@ impl CtlMachine {
         self.consumed += lf as u64 + 1;
         self.node = Node::InFrame;
         Some((lf + 1, Step::InlineLine, separator))
+    }
+
+    /// [`take_inline_line`](Self::take_inline_line) for a heredoc header (extended): `arg`,
+    /// the key up to `separator`, ` <<`, a tag of 1 to [`MAX_TAG`] token characters, LF, all
+    /// there and within `max_line`. Such a line passed every check stepping it would make, and
+    /// leaves the machine where stepping it would: at the body's first line start, the tag
+    /// kept, the value's room `max_arg`.
+    fn take_heredoc_line(
+        &mut self,
+        bytes: &[u8],
+        separator: usize,
+    ) -> Option<(usize, Step, usize)> {
+        let start = separator + 3;
+        let end = bytes.len().min(self.limits.max_line as usize);
+        let tag = bytes.get(start..end)?;
+        let tag_len = tag
+            .iter()
+            .take(MAX_TAG + 1)
+            .position(|&b| !TOKEN_CHARS.contains(b))?;
+        if tag_len == 0 || tag[tag_len] != b'\n' {
+            return None;
+        }
+        let mut kept = Tag::default();
+        for &byte in &tag[..tag_len] {
+            kept.push(byte);
+        }
+        let lf = start + tag_len;
+        self.tag = kept;
+        self.consumed += lf as u64 + 1;
+        self.budget = self.limits.max_line;
+        self.digit_room = EVERY_DIGIT;
+        self.count = self.limits.max_arg;
+        self.node = Node::HereLine;
+        Some((lf + 1, Step::HeredocLine, separator))
+    }
+
+    /// Takes a heredoc's tag line at once when all of it starts `bytes` (the machine at a body
+    /// line start): the value ends, as stepping the tag and its LF would end it. Returns the
+    /// bytes taken, 0 when the line is not all here or is not the tag line.
+    #[inline]
+    pub(super) fn take_tag_line(&mut self, bytes: &[u8]) -> usize {
+        let tag = self.tag.as_bytes();
+        if self.node != Node::HereLine
+            || !self.tag.held().is_empty()
+            || bytes.get(tag.len()) != Some(&b'\n')
+            || !bytes.starts_with(tag)
+        {
+            return 0;
+        }
+        let taken = tag.len() + 1;
+        self.consumed += taken as u64;
+        self.tag = Tag::default();
+        self.count = 0;
+        self.node = Node::InFrame;
+        taken
     }
 
     /// Whether the machine is inside an inline value or a heredoc body, where the parser takes

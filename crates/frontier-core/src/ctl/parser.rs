@@ -276,6 +276,12 @@ impl CtlParser {
                 return Ok(taken);
             }
         }
+        // A heredoc's tag line, all here: the value ends.
+        let tag_line = self.machine.take_tag_line(rest);
+        if tag_line > 0 {
+            on_event(CtlEvent::ArgEnd);
+            return Ok(tag_line);
+        }
         // A heredoc line start (a few bytes: the tag line, or until the line departs from
         // it), or a byte the runs leave to the step to take or refuse.
         let step = self.machine.step(rest[0])?;
