@@ -508,6 +508,8 @@ fn the_cli_runs_native_tools_from_the_environment() {
     ];
     let (base, server) = serve(replies, 6);
     let dir = tempfile::tempdir().unwrap();
+    let runs = tempfile::tempdir().unwrap();
+    let run_dir = runs.path().join("run");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_frontier"))
         .args([
             "run",
@@ -517,9 +519,13 @@ fn the_cli_runs_native_tools_from_the_environment() {
             "native",
             "--task",
             "write it",
-            "--root",
+            "--generational",
+            "--run-dir",
         ])
+        .arg(&run_dir)
+        .arg("--root")
         .arg(dir.path())
+        .env("XDG_STATE_HOME", runs.path())
         .env("ANTHROPIC_BASE_URL", &base)
         .env("ANTHROPIC_API_KEY", "k")
         .env("ANTHROPIC_MODEL", "claude-test")
@@ -534,6 +540,18 @@ fn the_cli_runs_native_tools_from_the_environment() {
     assert_eq!(std::fs::read(dir.path().join("a.txt")).unwrap(), b"cli\n");
     assert_eq!(requests[0].body["model"], "claude-test");
     assert_eq!(requests[0].headers["x-api-key"], "k");
+    // Governed by default (cpat: the context tools declared), with the generational layout
+    // recorded in the run directory.
+    let declared: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(declared.contains(&"context_update"), "{declared:?}");
+    let run_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run_json["generational"], true, "{run_json}");
     let transcript = String::from_utf8(out.stdout).unwrap();
     assert!(
         transcript.contains(r#""model":"anthropic-messages:claude-test""#),
@@ -550,6 +568,7 @@ fn the_cli_runs_native_tools_from_the_environment() {
             "--root",
         ])
         .arg(dir.path())
+        .env("XDG_STATE_HOME", runs.path())
         .output()
         .unwrap();
     assert_eq!(
@@ -562,6 +581,7 @@ fn the_cli_runs_native_tools_from_the_environment() {
     let no_model = std::process::Command::new(env!("CARGO_BIN_EXE_frontier"))
         .args(["run", "--model", "anthropic", "--task", "t", "--root"])
         .arg(dir.path())
+        .env("XDG_STATE_HOME", runs.path())
         .env_remove("ANTHROPIC_MODEL")
         .output()
         .unwrap();
