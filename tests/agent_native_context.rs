@@ -730,3 +730,32 @@ fn generational_retires_the_oldest_first_and_replays_to_the_view_sent() {
     assert!(at < view.len(), "the answer is not before the retired tail");
     assert_eq!(sent[..sent.len() - 1], view[..]);
 }
+
+#[test]
+fn follow_up_questions_are_asked_in_the_native_loop_without_an_engine_too() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let mut rng = Rng(seed as u64 + 81);
+        let replies = vec![
+            turn(api, &[read("c1", "a.txt")], &mut rng),
+            stream(api, "The first answer.", &[], End::Done, &mut rng),
+            stream(api, "The second answer.", &[], End::Done, &mut rng),
+        ];
+        let (base, server) = serve(replies, seed as u64);
+        let mut model = provider(api, &base);
+        let run = run_native_with(&mut model, |config| {
+            config.task = Some(TASK.into());
+            files(config.workspace.root());
+            config.followups = vec!["and the second question?".into()];
+        });
+        let bodies: Vec<Value> = server.join().unwrap().into_iter().map(|r| r.body).collect();
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        assert_eq!(bodies.len(), 3);
+        assert_eq!(run.of_type("question").len(), 1);
+        // The first answer, then the question, last; no engine: no manifest, no context tool.
+        let all = items(api, &bodies[2]);
+        assert_eq!(last_text(api, &bodies[2]), "and the second question?");
+        assert!(all.iter().any(|m| text_of(m).contains("The first answer.")));
+        assert!(!tool_names(api, &bodies[2]).contains(&"context_update".to_owned()));
+        assert_paired(api, &bodies[2]);
+    }
+}

@@ -612,6 +612,96 @@ mod tests {
     }
 
     #[test]
+    fn a_composed_conversation_pairs_each_result_in_its_apis_shape() {
+        let calls = vec![call("c1", false), call("c2", true)];
+        let messages = [
+            Composed::System("sys".into()),
+            Composed::User("task".into()),
+            Composed::Assistant {
+                text: "summary".into(),
+                calls: Vec::new(),
+            },
+            Composed::Assistant {
+                text: String::new(),
+                calls: calls.clone(),
+            },
+            Composed::Result(reply("c1")),
+            Composed::Result(reply("c2")),
+            Composed::User("manifest".into()),
+        ];
+        // Chat: as it stands.
+        let chat = Conversation::compose(Api::OpenAiChat, &messages);
+        let roles: Vec<&str> = chat
+            .items()
+            .iter()
+            .map(|i| i["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            roles,
+            ["user", "assistant", "assistant", "tool", "tool", "user"]
+        );
+        let body = chat.body("m", 10, "max_tokens", &[], ToolMode::Native);
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "system", "content": "sys"})
+        );
+        // Responses: the freeform call's output is its own kind.
+        let responses = Conversation::compose(Api::OpenAiResponses, &messages);
+        let kinds: Vec<&str> = responses
+            .items()
+            .iter()
+            .map(|i| i["type"].as_str().unwrap_or("message"))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "message",
+                "message",
+                "function_call",
+                "custom_tool_call",
+                "function_call_output",
+                "custom_tool_call_output",
+                "message"
+            ]
+        );
+        // Anthropic: the two assistant messages merged, the results opening the last user
+        // message, the manifest last.
+        let anthropic = Conversation::compose(Api::AnthropicMessages, &messages);
+        let items = anthropic.items();
+        assert_eq!(items.len(), 3);
+        let types = |i: usize| -> Vec<&str> {
+            items[i]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b["type"].as_str().unwrap())
+                .collect()
+        };
+        assert_eq!(types(1), ["text", "tool_use", "tool_use"]);
+        assert_eq!(types(2), ["tool_result", "tool_result", "text"]);
+        assert_eq!(items[2]["content"][2]["text"], "manifest");
+        // Offered no tool, it declares the ones its history used, closed.
+        let body = anthropic.body("m", 10, "max_tokens", &[], ToolMode::Native);
+        assert_eq!(body["tool_choice"], json!({"type": "none"}));
+        let names: Vec<&str> = body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["read_file", "apply_patch"]);
+        let body = chat.body_with_choice(
+            "m",
+            10,
+            "max_tokens",
+            &[Tool::ReadFile],
+            ToolMode::Native,
+            ToolChoice::None,
+        );
+        assert_eq!(body["tool_choice"], "none");
+    }
+
+    #[test]
     fn responses_offers_apply_patch_as_the_freeform_tool() {
         let conversation = Conversation::new(Api::OpenAiResponses, "sys");
         let body = conversation.body("m", 10, "max_tokens", &Tool::ALL, ToolMode::Native);
