@@ -36,8 +36,20 @@
 //! (not an event stream, bad JSON) ends the run with a `model_error`.
 //!
 //! A request the server refuses as too long for the context window is answered as in the CTL
-//! loop: once (`compact_retry`), every tool result but the latest is cleared to a note, and
-//! the request is sent again.
+//! loop, once (`compact_retry`): governed, through the context engine (the stale results
+//! cleared, one compaction call); else every tool result but the latest is cleared to a note.
+//! Then the request is sent again.
+//!
+//! # Governance
+//!
+//! With [`Config::context`] the loop is governed by the CTL loop's own core
+//! ([`super::context::ContextLoop`]): each turn is ingested (the calls that got a reply with
+//! their arguments as sent, the replies, the notes), the ladder and CPAT's reports run before
+//! every call, and the request is the engine's view rendered for the API
+//! ([`ContextLoop::composed`], put in the API's shape by [`NativeSource::compose_turn`]). The
+//! `cpat` arm declares `context_update` and `artifact_get` beside the task tools; the hard
+//! window's last call is sent with the API's tool choice none; follow-up questions get the
+//! boundary pass (`context::boundary::pass_native`).
 
 use std::io::{self, Write};
 

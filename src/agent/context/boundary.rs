@@ -4,7 +4,7 @@
 //!
 //! The request is the view's blocks, then the boundary prompt (`prompts/boundary.md`, a user
 //! message, second to last), then the manifest, last. Only `context_update` is offered: the
-//! prompt says so (the native loop declares it as the one tool, [`pass_native`]), and any
+//! prompt says so (the native loop declares it as the one tool, `pass_native`), and any
 //! other call the pass makes is recorded and not run. The first
 //! `context_update` is applied with actor `agent` and journaled like any other. Nothing else of
 //! the pass is ingested: no block holds the prompt or the pass's output, and the model never

@@ -6,7 +6,11 @@
 //! used: the system prompt and the task, each turn's output with the calls it made, each
 //! call's result, the runtime's nudges and reports (as runtime reminders, never the current
 //! question). Before every model call the runtime runs the ladder ([`ladder`]), then renders
-//! the view into the request (CTL `result` frames for tool messages, in the stream's mode).
+//! the view into the request, in one of two renderings of the same view: for the CTL loop
+//! ([`ContextLoop::request`]: CTL `result` frames for tool messages, in the stream's mode),
+//! for the native loop ([`ContextLoop::composed`]: calls and results under the model's ids,
+//! put in the API's shape by the provider). What the governance calls itself (the
+//! compaction call, the boundary pass) goes through the loop's model ([`Caller`]).
 //! The model can edit that view itself with `context_update` and read back what was put aside
 //! with `artifact_get` ([`ContextLoop::run_tool`]).
 //!
