@@ -10,7 +10,8 @@
 //! the pass is ingested: no block holds the prompt or the pass's output, and the model never
 //! sees the patch's result.
 //!
-//! The pass reads at most [`MAX_PASS_BYTES`] of output and [`MAX_PASS_CALLS`] calls.
+//! The pass reads at most [`MAX_PASS_BYTES`] of output (a native pass: the stream reader's
+//! bounds) and keeps at most [`MAX_PASS_CALLS`] calls.
 //!
 //! Divergence 8 (`context.md`): CPAT calls parse and apply here without a catch, so a
 //! malformed `context_update` crashes its run. Here every failure of the pass (arguments that
