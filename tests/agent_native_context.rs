@@ -12,7 +12,7 @@ mod agent_support;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agent_support::native::{c, done, items, provider, stream, End, C};
+use agent_support::native::{c, done, items, made, provider, stream, End, C};
 use agent_support::server::{serve, Received, Reply, Rng};
 use agent_support::{run_native_with, RunResult};
 use frontier::agent::context::boundary::BOUNDARY_PROMPT;
@@ -757,5 +757,32 @@ fn follow_up_questions_are_asked_in_the_native_loop_without_an_engine_too() {
         assert!(all.iter().any(|m| text_of(m).contains("The first answer.")));
         assert!(!tool_names(api, &bodies[2]).contains(&"context_update".to_owned()));
         assert_paired(api, &bodies[2]);
+    }
+}
+
+#[test]
+fn a_model_that_reuses_its_call_ids_gets_them_unique_in_every_request() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 91);
+        let replies = vec![
+            turn(api, &[read("c1", "a.txt")], &mut rng),
+            turn(api, &[read("c1", "b.txt")], &mut rng),
+            done(api, &mut rng),
+        ];
+        let (run, bodies) = run(
+            api,
+            replies,
+            seed as u64,
+            settings(&dir, Arm::Cpat, 1_000_000),
+            |_| {},
+        );
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        let last = &bodies[2];
+        assert_governed(api, last);
+        let ids = made(api, last);
+        // The first keeps the model's id; the second is the engine's (turn 2's c1).
+        assert_eq!(ids, ["c1", "t2.c1"], "{}", api.name());
     }
 }

@@ -33,7 +33,7 @@ pub mod compaction;
 pub mod ladder;
 pub mod vocab;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -582,45 +582,55 @@ impl ContextLoop {
     }
 
     /// The view in the native rendering: each call and each result under the id the model
-    /// gave it (the engine's ids are unique in the run), each call with its arguments as
-    /// sent; the provider puts it in its API's shape ([`Composed`]). Chain atomicity keeps
-    /// every call with its result in the view, and this rendering keeps them together.
+    /// gave it, each call with its arguments as sent; the provider puts it in its API's shape
+    /// ([`Composed`]). A model id already shown for an earlier call of the view (a model
+    /// that reuses its ids) is replaced by the engine's, unique in the run, for the call and
+    /// its result, since the APIs pair by id. Chain atomicity keeps every call with its
+    /// result in the view, and this rendering keeps them together.
     pub fn composed(&self) -> Vec<Composed> {
         let view = self.engine.view();
-        let known = |key: &str| self.calls.get(key);
-        view.messages
-            .into_iter()
-            .map(|m| match m.role {
+        let mut used: HashSet<String> = HashSet::new();
+        // The engine's id → the id shown.
+        let mut shown: HashMap<String, String> = HashMap::new();
+        let mut out = Vec::with_capacity(view.messages.len());
+        for m in view.messages {
+            out.push(match m.role {
                 "system" => Composed::System(m.content),
-                "assistant" => Composed::Assistant {
-                    text: m.content,
-                    calls: m
-                        .tool_calls
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|c| {
-                            let k = known(&c.id);
-                            SentCall {
-                                id: k.map_or_else(|| c.id.clone(), |k| k.id.clone()),
-                                name: c.function.name,
-                                custom: k.is_some_and(|k| k.custom),
-                                arguments: c.function.arguments,
-                            }
-                        })
-                        .collect(),
-                },
+                "assistant" => {
+                    let mut calls = Vec::new();
+                    for c in m.tool_calls.unwrap_or_default() {
+                        let known = self.calls.get(&c.id);
+                        let id = match known {
+                            Some(k) if !used.contains(&k.id) => k.id.clone(),
+                            _ => c.id.clone(),
+                        };
+                        used.insert(id.clone());
+                        shown.insert(c.id, id.clone());
+                        calls.push(SentCall {
+                            id,
+                            name: c.function.name,
+                            custom: known.is_some_and(|k| k.custom),
+                            arguments: c.function.arguments,
+                        });
+                    }
+                    Composed::Assistant {
+                        text: m.content,
+                        calls,
+                    }
+                }
                 "tool" => {
                     let key = m.tool_call_id.unwrap_or_default();
-                    let k = known(&key);
+                    let known = self.calls.get(&key);
                     Composed::Result(ToolReply {
-                        ok: k.is_none_or(|k| k.status == "ok"),
-                        id: k.map_or(key.clone(), |k| k.id.clone()),
+                        ok: known.is_none_or(|k| k.status == "ok"),
+                        id: shown.get(&key).cloned().unwrap_or(key),
                         output: m.content,
                     })
                 }
                 _ => Composed::User(m.content),
-            })
-            .collect()
+            });
+        }
+        out
     }
 
     /// The model calls made so far.
