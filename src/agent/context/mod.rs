@@ -25,10 +25,12 @@
 //! |---|---|
 //! | [`ladder`] | the seed's four steps before each call, CPAT's reports and critical fallback |
 //! | [`compaction`] | the compaction call: the seed's prompt, `<analysis>` stripped |
+//! | [`caller`] | the loop's model as the compaction call reaches it, in either rendering |
 //! | [`boundary`] | the boundary-maintenance pass before a follow-up question |
 //! | [`vocab`] | token counts in the model's own vocabulary |
 
 pub mod boundary;
+pub mod caller;
 pub mod compaction;
 pub mod ladder;
 pub mod vocab;
@@ -46,12 +48,12 @@ use crate::context::tokens::{CpatEstimator, TokenCounter};
 use crate::context::{Actor, Engine, EngineError, Message as Incoming};
 use crate::language::CtlMode;
 
-use super::model::{Finish, Flow, Message, ModelError, ModelSource, Request, Role};
-use super::native::{ComposedRequest, NativeSource};
-use super::provider::{Composed, SentCall, ToolChoice, ToolReply};
+use super::model::{Message, Role};
+use super::provider::{Composed, SentCall, ToolReply};
 use super::tools::{ContextCall, ToolOutput};
 use super::transcript::Transcript;
 
+pub use caller::Caller;
 pub use ladder::Ladder;
 
 /// What the system prompt gains when the context tools are offered (the `cpat` arm).
@@ -152,78 +154,6 @@ impl Settings {
 
 /// One call's result as the loop hands it over: `(id, tool, status, output)`.
 pub type CallResult = (String, String, &'static str, Vec<u8>);
-
-/// The model as the governance machinery calls it outside the loop's own turns (the
-/// compaction call): the CTL loop's source, or the native loop's. The request is the same
-/// view in the two renderings of [`ContextLoop`].
-pub enum Caller<'m> {
-    /// A source of CTL bytes: the view rendered by [`ContextLoop::request`].
-    Ctl(&'m mut dyn ModelSource),
-    /// A native caller: the view rendered by [`ContextLoop::composed`].
-    Native(&'m mut dyn NativeSource),
-}
-
-impl Caller<'_> {
-    /// The model, as the transcript names it.
-    pub fn describe(&self) -> String {
-        match self {
-            Caller::Ctl(model) => model.describe(),
-            Caller::Native(model) => model.describe(),
-        }
-    }
-
-    /// One call with no tool to call: the view, then `prompt` as a user message; the
-    /// answer's text into `sink`. How it finished, `None` when the source has nothing more.
-    pub fn text_call(
-        &mut self,
-        ctx: &ContextLoop,
-        prompt: &str,
-        max_tokens: u32,
-        sink: &mut dyn FnMut(&[u8]) -> Flow,
-    ) -> Result<Option<Finish>, ModelError> {
-        match self {
-            Caller::Ctl(model) => {
-                let mut messages = ctx.request();
-                messages.push(Message::new(Role::User, prompt));
-                let request = Request {
-                    messages: &messages,
-                    max_tokens,
-                };
-                model.turn(&request, sink)
-            }
-            Caller::Native(model) => {
-                let mut messages = ctx.composed();
-                messages.push(Composed::User(prompt.to_owned()));
-                let request = ComposedRequest {
-                    messages: &messages,
-                    tools: &[],
-                    choice: ToolChoice::Auto,
-                    max_tokens,
-                };
-                let mut stopped = false;
-                let turn = model.compose_turn(&request, &mut |event| {
-                    if let crate::streams::Event::Text(text) = event {
-                        if !stopped && sink(text.as_bytes()) == Flow::Stop {
-                            stopped = true;
-                        }
-                    }
-                })?;
-                let summary = &turn.summary;
-                if let Some(error) = &summary.error {
-                    return Err(ModelError::Server(error.to_string()));
-                }
-                if let Some(dropped) = turn.dropped.filter(|_| !stopped) {
-                    return Err(ModelError::Disconnected(dropped));
-                }
-                Ok(Some(if summary.truncated {
-                    Finish::Length
-                } else {
-                    Finish::Stop
-                }))
-            }
-        }
-    }
-}
 
 /// A call the loop made, as the engine keeps it: the call in its turn's reply, its result
 /// after it.
