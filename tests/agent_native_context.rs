@@ -10,7 +10,6 @@
 mod agent_support;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use agent_support::native::{c, done, items, made, provider, stream, End, C};
 use agent_support::server::{serve, Received, Reply, Rng};
@@ -20,7 +19,6 @@ use frontier::agent::context::compaction::COMPACT_PROMPT;
 use frontier::agent::context::{Arm, Ladder, Settings};
 use frontier::agent::{Config, EndStatus};
 use frontier::context::durable::Durability;
-use frontier::context::tokens::CpatEstimator;
 use frontier::streams::Api;
 use serde_json::{json, Value};
 
@@ -663,17 +661,27 @@ fn a_context_overflow_compacts_once_with_the_prompt_and_no_tools() {
     }
 }
 
-/// The view the replayed run would send next, as Chat messages `(role, content)`, the
-/// manifest left out.
+/// The view the replayed run would send next (`frontier context replay DIR`), as Chat
+/// messages `(role, content)`, the manifest left out.
 fn replayed_view(dir: &Path) -> Vec<(String, String)> {
-    let replayed = frontier::context::replay::replay(dir, Arc::new(CpatEstimator)).unwrap();
-    assert!(replayed.stopped.is_none());
-    assert!(replayed.engine.config().generational);
-    let view = replayed.engine.view();
-    let n = view.messages.len() - 1;
-    view.messages[..n]
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(["context", "replay"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    agent_support::assert_success(&out);
+    let replayed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(replayed["stopped"], Value::Null);
+    let run_json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run_json["generational"], true);
+    let messages = replayed["view"]["messages"].as_array().unwrap();
+    messages[..messages.len() - 1]
         .iter()
-        .map(|m| (m.role.to_owned(), m.content.clone()))
+        .map(|m| {
+            let content = m["content"].as_str().unwrap().to_owned();
+            (m["role"].as_str().unwrap().to_owned(), content)
+        })
         .collect()
 }
 
