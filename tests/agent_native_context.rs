@@ -794,3 +794,40 @@ fn a_model_that_reuses_its_call_ids_gets_them_unique_in_every_request() {
         assert_eq!(ids, ["c1", "t2.c1"], "{}", api.name());
     }
 }
+
+#[test]
+fn folded_subtasks_keep_every_call_paired() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 101);
+        let mut s = settings(&dir, Arm::Cpat, 1_000_000);
+        // Fold whatever is finished: everything but the latest subtask.
+        s.ladder.collapse_ratio = 0.0001;
+        s.ladder.keep_recent = 1;
+        s.ladder.cache_ttl = std::time::Duration::from_secs(3600);
+        let replies = vec![
+            turn(api, &[read("c1", "a.txt"), read("c2", "b.txt")], &mut rng),
+            turn(api, &[read("c3", "b.txt")], &mut rng),
+            turn(api, &[read("c4", "a.txt")], &mut rng),
+            done(api, &mut rng),
+        ];
+        let (run, bodies) = run(api, replies, seed as u64, s, |_| {});
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        let folds = steps(&run).iter().filter(|s| *s == "fold").count();
+        assert!(folds >= 2, "{}: {:?}", api.name(), steps(&run));
+        for body in &bodies {
+            assert_governed(api, body);
+        }
+        // The first subtask is its summary in the last request, its calls no longer made.
+        let last = &bodies[3];
+        let text = serde_json::to_string(last).unwrap();
+        assert!(
+            text.contains("Finished subtask: c1 read_file, c2 read_file"),
+            "{text}"
+        );
+        let made = made(api, last);
+        assert!(!made.contains(&"c1".to_owned()), "{made:?}");
+        assert!(made.contains(&"c4".to_owned()), "{made:?}");
+    }
+}
