@@ -727,7 +727,8 @@ fn run_takes_followups_and_refuses_arms_that_cannot_be() {
         &["--hard-window", "0"],
         "invalid value '0' for '--hard-window",
     );
-    // The native loop has no engine: only `off`, and one question.
+    // The native loop is governed as the CTL loop is: without an engine, the options of one
+    // are usage errors there too.
     let native = |extra: &[&str], said: &str| {
         let out = Command::new(env!("CARGO_BIN_EXE_frontier"))
             .args([
@@ -745,10 +746,16 @@ fn run_takes_followups_and_refuses_arms_that_cannot_be() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(said), "{extra:?}: {err}");
     };
-    native(&["--context", "react"], "needs --tools ctl");
-    native(&["--task", "again"], "needs --tools ctl");
     native(
-        &["--hard-window", "10"],
+        &["--context", "off", "--hard-window", "10"],
         "--hard-window needs a context engine",
+    );
+    native(
+        &["--context", "off", "--generational"],
+        "--generational needs a context engine",
+    );
+    native(
+        &["--context", "offf"],
+        "expected cpat, threshold, react or off",
     );
 }

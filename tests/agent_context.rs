@@ -658,6 +658,58 @@ fn critical_pressure_offloads_the_largest_result_then_reports() {
 }
 
 #[test]
+fn generational_retires_the_oldest_result_first_where_critical_takes_the_largest() {
+    // One turn reads a.txt, big.txt and b.txt: results tool_004, tool_005 (the largest) and
+    // tool_006, well over a 3,000-token window.
+    let reads = [
+        call("c1", "read_file", &[("path", "a.txt")]),
+        call("c2", "read_file", &[("path", "big.txt")]),
+        call("c3", "read_file", &[("path", "b.txt")]),
+    ]
+    .concat();
+    for (generational, step, reason, first) in [
+        (
+            false,
+            "critical_fallback",
+            "critical budget pressure",
+            "tool_005",
+        ),
+        (
+            true,
+            "generational_fallback",
+            "generational tail under budget pressure",
+            "tool_004",
+        ),
+    ] {
+        let root = workspace();
+        let runs = tempfile::tempdir().unwrap();
+        let mut settings = budget_only(runs.path(), 3000);
+        settings.budget.generational = generational;
+        let turns = vec![calls(reads.clone()), done()];
+        let (status, transcript) = run_replay(turns, root.path(), settings);
+        assert_eq!(status, EndStatus::Done, "{transcript:?}");
+        let steps: Vec<&str> = transcript
+            .iter()
+            .filter(|r| r["type"] == "context")
+            .map(|r| r["step"].as_str().unwrap())
+            .collect();
+        assert!(steps.contains(&step), "{steps:?}");
+        let records = journal(runs.path());
+        let offloads: Vec<&Value> = records
+            .iter()
+            .filter(|r| r["type"] == "patch" && r["actor"] == "runtime")
+            .collect();
+        assert!(!offloads.is_empty());
+        assert_eq!(offloads[0]["reason"], reason);
+        assert_eq!(offloads[0]["operations"][0]["ids"], json!([first]));
+        let run: Value =
+            serde_json::from_str(&std::fs::read_to_string(runs.path().join("run.json")).unwrap())
+                .unwrap();
+        assert_eq!(run["generational"].as_bool().unwrap_or(false), generational);
+    }
+}
+
+#[test]
 fn must_act_is_reported_once_per_level_and_never_becomes_the_question() {
     let root = workspace();
     let runs = tempfile::tempdir().unwrap();

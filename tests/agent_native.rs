@@ -7,10 +7,10 @@ mod agent_support;
 
 use std::time::{Duration, Instant};
 
+use agent_support::native::{body, c, done, made, provider, results, stream, write_file, End};
 use agent_support::server::{serve, Received, Reply, Rng};
 use agent_support::{run_native_with, RunResult};
 use frontier::agent::provider::{Provider, ProviderConfig, ToolMode};
-use frontier::agent::retry::RetryPolicy;
 use frontier::agent::EndStatus;
 use frontier::streams::Api;
 use serde_json::{json, Value};
@@ -30,281 +30,10 @@ fn cases() -> impl Iterator<Item = (usize, Api)> {
     })
 }
 
-/// One tool call a scripted turn makes: its id, tool and JSON arguments; `cut` keeps only
-/// that many bytes of the arguments (the stream stops there).
-#[derive(Clone)]
-struct C {
-    id: &'static str,
-    name: &'static str,
-    args: Value,
-    cut: Option<usize>,
-}
-
-fn c(id: &'static str, name: &'static str, args: Value) -> C {
-    C {
-        id,
-        name,
-        args,
-        cut: None,
-    }
-}
-
-/// A `write_file` call of `content` to `path`.
-fn write_file(id: &'static str, path: &str, content: &str) -> C {
-    c(id, "write_file", json!({"path": path, "content": content}))
-}
-
-impl C {
-    fn cut_at(mut self, n: usize) -> C {
-        self.cut = Some(n);
-        self
-    }
-
-    /// What streams of the call: the arguments' JSON text, or on Responses the raw patch
-    /// of the freeform `apply_patch`.
-    fn text(&self, api: Api) -> String {
-        let whole = if self.custom(api) {
-            self.args["patch"].as_str().unwrap().to_owned()
-        } else {
-            self.args.to_string()
-        };
-        match self.cut {
-            Some(n) => whole[..n].to_owned(),
-            None => whole,
-        }
-    }
-
-    fn custom(&self, api: Api) -> bool {
-        api == Api::OpenAiResponses && self.name == "apply_patch"
-    }
-}
-
-/// How a scripted turn ends.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum End {
-    /// The model finished its calls (`tool_calls`, `completed`, `tool_use`), or its text
-    /// (`stop`, `end_turn`) when it made none.
-    Done,
-    /// The token limit (`length`, `incomplete:max_output_tokens`, `max_tokens`).
-    Limit,
-    /// The server claims the calls finished though the last one's arguments are cut.
-    Relabelled,
-    /// An error event after the calls.
-    ErrorEvent,
-}
-
-fn frame(api: Api, name: &str, data: Value) -> String {
-    match api {
-        Api::OpenAiChat => format!("data: {data}\n\n"),
-        _ => format!("event: {name}\ndata: {data}\n\n"),
-    }
-}
-
-/// The body a server of `api` streams for a turn of `text` then `calls`, ending as `end`;
-/// every string is streamed in random pieces.
-fn body(api: Api, text: &str, calls: &[C], end: End, rng: &mut Rng) -> Vec<u8> {
-    let mut out = String::new();
-    match api {
-        Api::OpenAiChat => {
-            let chunk = |delta: Value, finish: Value| {
-                frame(
-                    api,
-                    "",
-                    json!({"id": "x", "object": "chat.completion.chunk",
-                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
-                )
-            };
-            out.push_str(&chunk(
-                json!({"role": "assistant", "content": ""}),
-                Value::Null,
-            ));
-            for piece in rng.pieces(text, 9) {
-                out.push_str(&chunk(json!({"content": piece}), Value::Null));
-            }
-            for (i, call) in calls.iter().enumerate() {
-                out.push_str(&chunk(
-                    json!({"tool_calls": [{"index": i, "id": call.id, "type": "function",
-                           "function": {"name": call.name, "arguments": ""}}]}),
-                    Value::Null,
-                ));
-                for piece in rng.pieces(&call.text(api), 7) {
-                    out.push_str(&chunk(
-                        json!({"tool_calls": [{"index": i, "function": {"arguments": piece}}]}),
-                        Value::Null,
-                    ));
-                }
-            }
-            match end {
-                End::ErrorEvent => {
-                    out.push_str(&frame(api, "", json!({"error": {"message": "overloaded"}})))
-                }
-                _ => {
-                    let finish = match end {
-                        End::Limit => "length",
-                        _ if calls.is_empty() => "stop",
-                        _ => "tool_calls",
-                    };
-                    out.push_str(&chunk(json!({}), json!(finish)));
-                    out.push_str("data: [DONE]\n\n");
-                }
-            }
-        }
-        Api::OpenAiResponses => {
-            out.push_str(&frame(api, "response.created",
-                json!({"type": "response.created", "response": {"id": "r", "status": "in_progress", "output": []}})));
-            let mut index = 0;
-            if !text.is_empty() {
-                out.push_str(&frame(api, "response.output_item.added",
-                    json!({"type": "response.output_item.added", "output_index": 0,
-                           "item": {"type": "message", "id": "msg", "role": "assistant", "content": []}})));
-                for piece in rng.pieces(text, 9) {
-                    out.push_str(&frame(api, "response.output_text.delta",
-                        json!({"type": "response.output_text.delta", "item_id": "msg", "output_index": 0,
-                               "content_index": 0, "delta": piece})));
-                }
-                out.push_str(&frame(api, "response.output_item.done",
-                    json!({"type": "response.output_item.done", "output_index": 0,
-                           "item": {"type": "message", "id": "msg", "status": "completed", "role": "assistant",
-                                    "content": [{"type": "output_text", "text": text}]}})));
-                index = 1;
-            }
-            for (i, call) in calls.iter().enumerate() {
-                let at = index + i;
-                let item_id = format!("it_{}", call.id);
-                let custom = call.custom(api);
-                let (kind, field, delta) = if custom {
-                    (
-                        "custom_tool_call",
-                        "input",
-                        "response.custom_tool_call_input.delta",
-                    )
-                } else {
-                    (
-                        "function_call",
-                        "arguments",
-                        "response.function_call_arguments.delta",
-                    )
-                };
-                out.push_str(&frame(api, "response.output_item.added",
-                    json!({"type": "response.output_item.added", "output_index": at,
-                           "item": {"type": kind, "id": item_id, "call_id": call.id, "name": call.name, field: ""}})));
-                let streamed = call.text(api);
-                for piece in rng.pieces(&streamed, 7) {
-                    out.push_str(&frame(api, delta,
-                        json!({"type": delta, "item_id": item_id, "output_index": at, "delta": piece})));
-                }
-                let status = if call.cut.is_some() && end == End::Limit {
-                    "incomplete"
-                } else {
-                    "completed"
-                };
-                if call.cut.is_some() && end == End::ErrorEvent {
-                    continue;
-                }
-                out.push_str(&frame(api, "response.output_item.done",
-                    json!({"type": "response.output_item.done", "output_index": at,
-                           "item": {"type": kind, "id": item_id, "call_id": call.id, "name": call.name,
-                                    field: streamed, "status": status}})));
-            }
-            match end {
-                End::Limit => out.push_str(&frame(api, "response.incomplete",
-                    json!({"type": "response.incomplete", "response": {"id": "r", "status": "incomplete", "output": [],
-                           "incomplete_details": {"reason": "max_output_tokens"}}}))),
-                End::ErrorEvent => out.push_str(&frame(api, "error",
-                    json!({"type": "error", "code": "server_error", "message": "The server had an error"}))),
-                _ => out.push_str(&frame(api, "response.completed",
-                    json!({"type": "response.completed", "response": {"id": "r", "status": "completed", "output": []}}))),
-            }
-        }
-        Api::AnthropicMessages => {
-            out.push_str(&frame(api, "message_start",
-                json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
-                       "content": [], "stop_reason": null, "usage": {"input_tokens": 5, "output_tokens": 1}}})));
-            let mut index = 0;
-            if !text.is_empty() {
-                out.push_str(&frame(api, "content_block_start",
-                    json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})));
-                for piece in rng.pieces(text, 9) {
-                    out.push_str(&frame(api, "content_block_delta",
-                        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}})));
-                }
-                out.push_str(&frame(
-                    api,
-                    "content_block_stop",
-                    json!({"type": "content_block_stop", "index": 0}),
-                ));
-                index = 1;
-            }
-            for (i, call) in calls.iter().enumerate() {
-                let at = index + i;
-                out.push_str(&frame(api, "content_block_start",
-                    json!({"type": "content_block_start", "index": at,
-                           "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}})));
-                out.push_str(&frame(api, "ping", json!({"type": "ping"})));
-                for piece in rng.pieces(&call.text(api), 7) {
-                    out.push_str(&frame(
-                        api,
-                        "content_block_delta",
-                        json!({"type": "content_block_delta", "index": at,
-                               "delta": {"type": "input_json_delta", "partial_json": piece}}),
-                    ));
-                }
-                if call.cut.is_some() && end == End::ErrorEvent {
-                    continue;
-                }
-                out.push_str(&frame(
-                    api,
-                    "content_block_stop",
-                    json!({"type": "content_block_stop", "index": at}),
-                ));
-            }
-            if end == End::ErrorEvent {
-                out.push_str(&frame(api, "error",
-                    json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})));
-            } else {
-                let stop = match end {
-                    End::Limit => "max_tokens",
-                    _ if calls.is_empty() => "end_turn",
-                    _ => "tool_use",
-                };
-                out.push_str(&frame(api, "message_delta",
-                    json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 9}})));
-                out.push_str(&frame(api, "message_stop", json!({"type": "message_stop"})));
-            }
-        }
-    }
-    out.into_bytes()
-}
-
 /// Where the event that names `needle` ends in the stream `text` (just past its blank line).
 fn end_of_event_naming(text: &str, needle: &str) -> usize {
     let at = text.find(needle).unwrap();
     at + text[at..].find("\n\n").unwrap() + 2
-}
-
-fn stream(api: Api, text: &str, calls: &[C], end: End, rng: &mut Rng) -> Reply {
-    Reply::stream(body(api, text, calls, end, rng))
-}
-
-/// The model's last turn: a short answer without calls.
-fn done(api: Api, rng: &mut Rng) -> Reply {
-    stream(api, "Done.", &[], End::Done, rng)
-}
-
-fn provider(api: Api, base: &str) -> Provider {
-    let base = match api {
-        Api::AnthropicMessages => base.to_owned(),
-        _ => format!("{base}/v1"),
-    };
-    let mut config = ProviderConfig::new(api, base, "test-model");
-    config.api_key = Some("test-key".into());
-    config.read_timeout = Duration::from_secs(10);
-    config.retry = RetryPolicy {
-        max_retries: 3,
-        base: Duration::from_millis(20),
-        max_wait: Duration::from_secs(5),
-    };
-    Provider::new(config, ToolMode::Native).with_notices(|_| {})
 }
 
 /// Runs a native session of `api` against `replies`, with `files` in the workspace first.
@@ -338,79 +67,6 @@ fn reasons(run: &RunResult) -> Vec<String> {
         .iter()
         .map(|r| r["reason"].as_str().unwrap().to_owned())
         .collect()
-}
-
-/// The conversation items of a request body: Chat `messages`, Responses `input`,
-/// Anthropic `messages`.
-fn items(api: Api, body: &Value) -> Vec<Value> {
-    let key = if api == Api::OpenAiResponses {
-        "input"
-    } else {
-        "messages"
-    };
-    body[key].as_array().unwrap().clone()
-}
-
-/// The `(call id, output)` of every tool result in a request, in the API's shape.
-fn results(api: Api, body: &Value) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for item in items(api, body) {
-        match api {
-            Api::OpenAiChat if item["role"] == "tool" => out.push((
-                item["tool_call_id"].as_str().unwrap().into(),
-                item["content"].as_str().unwrap().into(),
-            )),
-            Api::OpenAiResponses
-                if item["type"] == "function_call_output"
-                    || item["type"] == "custom_tool_call_output" =>
-            {
-                out.push((
-                    item["call_id"].as_str().unwrap().into(),
-                    item["output"].as_str().unwrap().into(),
-                ))
-            }
-            Api::AnthropicMessages if item["role"] == "user" => {
-                for block in item["content"].as_array().unwrap() {
-                    if block["type"] == "tool_result" {
-                        out.push((
-                            block["tool_use_id"].as_str().unwrap().into(),
-                            block["content"].as_str().unwrap().into(),
-                        ));
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// The ids of every call the assistant is shown to have made in a request.
-fn made(api: Api, body: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    for item in items(api, body) {
-        match api {
-            Api::OpenAiChat => {
-                for call in item["tool_calls"].as_array().into_iter().flatten() {
-                    out.push(call["id"].as_str().unwrap().into());
-                }
-            }
-            Api::OpenAiResponses
-                if item["type"] == "function_call" || item["type"] == "custom_tool_call" =>
-            {
-                out.push(item["call_id"].as_str().unwrap().into())
-            }
-            Api::AnthropicMessages if item["role"] == "assistant" => {
-                for block in item["content"].as_array().unwrap() {
-                    if block["type"] == "tool_use" {
-                        out.push(block["id"].as_str().unwrap().into());
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    out
 }
 
 /// Every call shown as made has exactly one result, right after the calls of its turn.
@@ -852,6 +508,8 @@ fn the_cli_runs_native_tools_from_the_environment() {
     ];
     let (base, server) = serve(replies, 6);
     let dir = tempfile::tempdir().unwrap();
+    let runs = tempfile::tempdir().unwrap();
+    let run_dir = runs.path().join("run");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_frontier"))
         .args([
             "run",
@@ -861,9 +519,13 @@ fn the_cli_runs_native_tools_from_the_environment() {
             "native",
             "--task",
             "write it",
-            "--root",
+            "--generational",
+            "--run-dir",
         ])
+        .arg(&run_dir)
+        .arg("--root")
         .arg(dir.path())
+        .env("XDG_STATE_HOME", runs.path())
         .env("ANTHROPIC_BASE_URL", &base)
         .env("ANTHROPIC_API_KEY", "k")
         .env("ANTHROPIC_MODEL", "claude-test")
@@ -878,6 +540,18 @@ fn the_cli_runs_native_tools_from_the_environment() {
     assert_eq!(std::fs::read(dir.path().join("a.txt")).unwrap(), b"cli\n");
     assert_eq!(requests[0].body["model"], "claude-test");
     assert_eq!(requests[0].headers["x-api-key"], "k");
+    // Governed by default (cpat: the context tools declared), with the generational layout
+    // recorded in the run directory.
+    let declared: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(declared.contains(&"context_update"), "{declared:?}");
+    let run_json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run_json["generational"], true, "{run_json}");
     let transcript = String::from_utf8(out.stdout).unwrap();
     assert!(
         transcript.contains(r#""model":"anthropic-messages:claude-test""#),
@@ -894,6 +568,7 @@ fn the_cli_runs_native_tools_from_the_environment() {
             "--root",
         ])
         .arg(dir.path())
+        .env("XDG_STATE_HOME", runs.path())
         .output()
         .unwrap();
     assert_eq!(
@@ -906,6 +581,7 @@ fn the_cli_runs_native_tools_from_the_environment() {
     let no_model = std::process::Command::new(env!("CARGO_BIN_EXE_frontier"))
         .args(["run", "--model", "anthropic", "--task", "t", "--root"])
         .arg(dir.path())
+        .env("XDG_STATE_HOME", runs.path())
         .env_remove("ANTHROPIC_MODEL")
         .output()
         .unwrap();

@@ -36,8 +36,20 @@
 //! (not an event stream, bad JSON) ends the run with a `model_error`.
 //!
 //! A request the server refuses as too long for the context window is answered as in the CTL
-//! loop: once (`compact_retry`), every tool result but the latest is cleared to a note, and
-//! the request is sent again.
+//! loop, once (`compact_retry`): governed, through the context engine (the stale results
+//! cleared, one compaction call); else every tool result but the latest is cleared to a note.
+//! Then the request is sent again.
+//!
+//! # Governance
+//!
+//! With [`Config::context`] the loop is governed by the CTL loop's own core
+//! ([`super::context::ContextLoop`]): each turn is ingested (the calls that got a reply with
+//! their arguments as sent, the replies, the notes), the ladder and CPAT's reports run before
+//! every call, and the request is the engine's view rendered for the API
+//! ([`ContextLoop::composed`], put in the API's shape by [`NativeSource::compose_turn`]). The
+//! `cpat` arm declares `context_update` and `artifact_get` beside the task tools; the hard
+//! window's last call is sent with the API's tool choice none; follow-up questions get the
+//! boundary pass (`context::boundary::pass_native`).
 
 use std::io::{self, Write};
 
@@ -47,11 +59,15 @@ use serde_json::Value;
 use crate::ctl::ToolCall;
 use crate::streams::{Arguments, Call, Event, StreamErrorKind, Summary};
 
+use crate::language::CtlMode;
+
+use super::context::{no_usage, Caller, ContextLoop};
 use super::model::ModelError;
-use super::provider::ToolReply;
+use super::provider::{Composed, SentCall, ToolChoice, ToolReply};
 use super::recovery::{Recovery, Transition};
 use super::runner::{
-    end_run, record_transition, task_record, Config, EndStatus, Executor, MAX_RESULT_IN_CONTEXT,
+    ask, context_failed, end_on_context_error, end_run, govern, record_transition, task_record,
+    Config, EndStatus, Executor, MAX_RESULT_IN_CONTEXT,
 };
 use super::tools::Tool;
 use super::transcript::{Rec, Transcript};
@@ -87,7 +103,22 @@ pub struct NativeTurn {
     pub dropped: Option<String>,
 }
 
-/// A model that calls tools natively. The source keeps the conversation in its API's shape.
+/// A request whose conversation the loop composed (a governed run: the context engine's
+/// view, [`super::context::ContextLoop::composed`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ComposedRequest<'a> {
+    /// The whole conversation.
+    pub messages: &'a [Composed],
+    /// The tools declared (none: no tool is offered).
+    pub tools: &'a [Tool],
+    /// Whether they may be called.
+    pub choice: ToolChoice,
+    /// The output limit.
+    pub max_tokens: u32,
+}
+
+/// A model that calls tools natively. The source keeps the conversation in its API's shape,
+/// unless the loop composes it ([`NativeSource::compose_turn`]).
 pub trait NativeSource {
     /// Starts the conversation: the system prompt, the task, the tools to declare.
     fn start(&mut self, system: &str, task: Option<&str>, tools: &[Tool]);
@@ -107,19 +138,29 @@ pub trait NativeSource {
     /// Replaces the output of every tool result but the latest with a note (the answer to a
     /// context overflow); returns how many were cleared.
     fn compact(&mut self) -> usize;
+    /// Streams a turn of a conversation the loop composed, in the API's shape, as
+    /// [`NativeSource::turn`] does; the source's own conversation is left as it is.
+    fn compose_turn(
+        &mut self,
+        request: &ComposedRequest<'_>,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<NativeTurn, ModelError>;
     /// A short description for the transcript (`anthropic-messages:MODEL`).
     fn describe(&self) -> String;
 }
 
 /// A confirmed call as the executor takes it: the JSON object's members in order (each must
-/// be a string), or a custom tool's raw input as its one argument (`patch` for
-/// `apply_patch`, else `input`).
-fn tool_call(call: &Call) -> Result<ToolCall, String> {
+/// be a string, but for the context tools, whose `operations` is a JSON array and
+/// `max_chars` a number: their JSON text), or a custom tool's raw input as its one argument
+/// (`patch` for `apply_patch`, else `input`).
+pub(crate) fn tool_call(call: &Call) -> Result<ToolCall, String> {
+    let context_tool = Tool::from_name(&call.name).is_some_and(|t| Tool::CONTEXT.contains(&t));
     let args = match &call.arguments {
         Arguments::Json { object, .. } => object
             .iter()
             .map(|(key, value)| match value {
                 Value::String(text) => Ok((key.clone(), Bytes::from(text.clone()))),
+                other if context_tool => Ok((key.clone(), Bytes::from(other.to_string()))),
                 other => Err(format!(
                     "invalid_argument: argument {key:?} is {other}, not a string"
                 )),
@@ -145,6 +186,12 @@ fn tool_call(call: &Call) -> Result<ToolCall, String> {
 /// Runs a native-tools session until the task is done, a budget is spent or the model
 /// fails; writes the transcript to `out` (the records of [`super::transcript`], plus
 /// `malformed_call` and `incomplete_call`). Returns how the run ended.
+///
+/// With [`Config::context`], the run is governed as the CTL loop is (one governed core,
+/// [`super::context`]): every turn is ingested into the context engine, the ladder runs
+/// before every call, and the request is the engine's view in the API's shape
+/// ([`ContextLoop::composed`], [`NativeSource::compose_turn`]); in the `cpat` arm the context
+/// tools are declared beside the task tools.
 pub fn run_native(
     config: &Config,
     model: &mut dyn NativeSource,
@@ -152,10 +199,30 @@ pub fn run_native(
 ) -> io::Result<EndStatus> {
     let mut transcript = Transcript::new(out);
     transcript.record(task_record(config, &model.describe()).field("tools", "native"));
-    let tools: Vec<Tool> = config.toolset.tools().collect();
-    model.start(NATIVE_SYSTEM_PROMPT, config.task.as_deref(), &tools);
+    let mut tools: Vec<Tool> = config.toolset.tools().collect();
     let mut executor = Executor::new(config);
+    if let Some(settings) = &config.context {
+        let task = config.task.as_deref().or(Some(super::openai::DEFAULT_TASK));
+        let started = ContextLoop::start(
+            settings,
+            NATIVE_SYSTEM_PROMPT,
+            task,
+            CtlMode::Extended,
+            config.max_turns,
+        );
+        match started {
+            Ok(context) => {
+                if context.arm().offers_context_tools() {
+                    tools.extend(Tool::CONTEXT);
+                }
+                executor.context = Some(context);
+            }
+            Err(e) => return end_on_context_error(transcript, 0, &e),
+        }
+    }
+    model.start(NATIVE_SYSTEM_PROMPT, config.task.as_deref(), &tools);
     let mut recovery = Recovery::default();
+    let mut followups = config.followups.iter();
     let mut turn: u32 = 0;
     let status = loop {
         if turn >= config.max_turns {
@@ -163,14 +230,33 @@ pub fn run_native(
         }
         turn += 1;
         let max_tokens = config.output_limit(&recovery);
+        // Governed: the ladder, then the view is the conversation sent (over the hard window,
+        // with the tools closed, for a last call).
+        let composed = match executor.context.as_mut() {
+            Some(context) => {
+                let mut caller = Caller::Native(&mut *model);
+                match govern(context, &mut caller, &mut transcript, turn, max_tokens) {
+                    Ok(closed) => {
+                        executor.tools_closed = closed;
+                        Some(context.composed())
+                    }
+                    Err(e) => break context_failed(&mut transcript, turn, &e.to_string()),
+                }
+            }
+            None => None,
+        };
+        let closed = executor.tools_closed;
         let (mut confirmed, mut malformed) = (0usize, 0usize);
-        let read = model.turn(max_tokens, &mut |event| match event {
+        let mut sent: Vec<SentCall> = Vec::new();
+        let mut on_event = |event: Event<'_>| match event {
             Event::Call(call) => {
                 confirmed += 1;
+                sent.push(SentCall::confirmed(call));
                 run_call(&mut executor, turn, call, &mut transcript);
             }
             Event::Malformed(call) => {
                 malformed += 1;
+                sent.push(SentCall::malformed(call));
                 let why = call
                     .reason
                     .as_deref()
@@ -199,8 +285,50 @@ pub fn run_native(
                     .field("detail", message),
             ),
             _ => {}
-        });
+        };
+        let read = match &composed {
+            Some(messages) => {
+                let request = ComposedRequest {
+                    messages,
+                    tools: &tools,
+                    choice: if closed {
+                        ToolChoice::None
+                    } else {
+                        ToolChoice::Auto
+                    },
+                    max_tokens,
+                };
+                model.compose_turn(&request, &mut on_event)
+            }
+            None => model.turn(max_tokens, &mut on_event),
+        };
         executor.drain(&mut transcript);
+        if let Some(context) = executor.context.as_mut() {
+            if let Err(e) = context.after_call(&model.describe(), no_usage()) {
+                break context_failed(&mut transcript, turn, &e.to_string());
+            }
+        }
+        if closed {
+            // The last call over the hard window: what it said is kept, and the run ends.
+            let text = match &read {
+                Ok(read) => {
+                    transcript.record(
+                        Rec::new("assistant")
+                            .field("turn", turn)
+                            .field("output", &read.summary.text)
+                            .field("finish", &read.summary.finish_reason),
+                    );
+                    read.summary.text.clone()
+                }
+                Err(_) => String::new(),
+            };
+            let replies = take_replies(&mut executor);
+            let mut answer = Answer::new(&mut executor, &mut *model, turn);
+            if let Err(e) = answer.give(&text, &sent, &replies, None) {
+                break context_failed(&mut transcript, turn, &e);
+            }
+            break EndStatus::TerminatedEarly;
+        }
         let read = match read {
             Ok(read) => read,
             Err(ModelError::ContextOverflow(detail)) => {
@@ -214,7 +342,24 @@ pub fn run_native(
                     break EndStatus::RecoveryExhausted;
                 };
                 model.discard();
-                model.compact();
+                match executor.context.as_mut() {
+                    // Once, through the same engine as the ladder's last rung.
+                    Some(context) => {
+                        let mut caller = Caller::Native(&mut *model);
+                        let compacted = context.compact_for_overflow(
+                            &mut caller,
+                            &mut transcript,
+                            turn,
+                            max_tokens,
+                        );
+                        if let Err(e) = compacted {
+                            break context_failed(&mut transcript, turn, &e.to_string());
+                        }
+                    }
+                    None => {
+                        model.compact();
+                    }
+                }
                 record_transition(&mut transcript, config, &recovery, turn, t);
                 continue;
             }
@@ -254,7 +399,9 @@ pub fn run_native(
             (None, Some(e)) => Some(ModelError::Server(e.to_string())),
             (None, None) => None,
         };
-        let transition = if let Some(error) = broken {
+        let mut answer = Answer::new(&mut executor, &mut *model, turn);
+        let text = summary.text.as_str();
+        let (transition, answered) = if let Some(error) = broken {
             transcript.record(
                 Rec::new("model_error")
                     .field("turn", turn)
@@ -265,11 +412,14 @@ pub fn run_native(
                 break EndStatus::ModelError;
             };
             if replies.is_empty() {
-                model.discard();
+                answer.discard();
+                (t, Ok(()))
             } else {
-                model.answer(&replies, Some(NATIVE_RETRY_NOTE));
+                (
+                    t,
+                    answer.give(text, &sent, &replies, Some(NATIVE_RETRY_NOTE)),
+                )
             }
-            t
         } else if let Some(error) = &summary.error {
             transcript.record(
                 Rec::new("model_error")
@@ -294,24 +444,125 @@ pub fn run_native(
                     call.id, call.name
                 ));
             }
-            model.answer(&replies, Some(&note));
-            t
+            (t, answer.give(text, &sent, &replies, Some(&note)))
         } else if confirmed == 0 && malformed == 0 {
-            break EndStatus::Done;
+            // The final answer; the next question, if there is one.
+            let Some(question) = followups.next() else {
+                if let Err(e) = answer.give(text, &[], &[], None) {
+                    break context_failed(&mut transcript, turn, &e);
+                }
+                break EndStatus::Done;
+            };
+            transcript.record(
+                Rec::new("question")
+                    .field("turn", turn + 1)
+                    .field("text", question),
+            );
+            let asked = answer.ask(text, question, config, &mut transcript, max_tokens);
+            (recovery.on_progress(), asked)
         } else if confirmed == 0 {
             let Some(t) = recovery.on_stream_error() else {
                 break EndStatus::StreamError;
             };
-            model.answer(&replies, Some(NATIVE_MALFORMED_NOTE));
-            t
+            (
+                t,
+                answer.give(text, &sent, &replies, Some(NATIVE_MALFORMED_NOTE)),
+            )
         } else {
-            model.answer(&replies, None);
-            recovery.on_progress()
+            (
+                recovery.on_progress(),
+                answer.give(text, &sent, &replies, None),
+            )
         };
+        if let Err(e) = answered {
+            break context_failed(&mut transcript, turn, &e);
+        }
         record_transition(&mut transcript, config, &recovery, turn, transition);
     };
     executor.drain(&mut transcript);
-    end_run(transcript, status, None)
+    let peak = executor.context.as_ref().map(ContextLoop::peak);
+    end_run(transcript, status, peak)
+}
+
+/// Where a turn's answer goes: into the context engine (a governed run: the view is the
+/// next request) or into the source's own conversation.
+struct Answer<'e, 'c, 'm> {
+    executor: &'e mut Executor<'c>,
+    model: &'m mut dyn NativeSource,
+    turn: u32,
+}
+
+impl<'e, 'c, 'm> Answer<'e, 'c, 'm> {
+    fn new(
+        executor: &'e mut Executor<'c>,
+        model: &'m mut dyn NativeSource,
+        turn: u32,
+    ) -> Answer<'e, 'c, 'm> {
+        Answer {
+            executor,
+            model,
+            turn,
+        }
+    }
+
+    /// The turn (its text, the calls that got a reply), the replies, then `note`. An error:
+    /// the context engine failed (running a context tool, or writing its run directory).
+    fn give(
+        &mut self,
+        text: &str,
+        sent: &[SentCall],
+        replies: &[ToolReply],
+        note: Option<&str>,
+    ) -> Result<(), String> {
+        if let Some(failed) = self.executor.context_failed.take() {
+            return Err(failed);
+        }
+        match self.executor.context.as_mut() {
+            Some(context) => context
+                .ingest_native_turn(self.turn, text, sent, replies, note)
+                .map_err(|e| e.to_string()),
+            None => {
+                self.model.answer(replies, note);
+                Ok(())
+            }
+        }
+    }
+
+    /// The turn is forgotten: the next request is the same as its.
+    fn discard(&mut self) {
+        self.model.discard();
+    }
+
+    /// The final answer `text`, then the follow-up `question` as the new current question
+    /// (governed, in the `cpat` arm, after the boundary pass).
+    fn ask(
+        &mut self,
+        text: &str,
+        question: &str,
+        config: &Config,
+        transcript: &mut Transcript<'_>,
+        max_tokens: u32,
+    ) -> Result<(), String> {
+        if self.executor.context.is_none() {
+            self.model.answer(&[], Some(question));
+            return Ok(());
+        }
+        self.give(text, &[], &[], None)?;
+        let Some(context) = self.executor.context.as_mut() else {
+            return Ok(());
+        };
+        let mut caller = Caller::Native(&mut *self.model);
+        ask(
+            context,
+            config,
+            &mut caller,
+            transcript,
+            self.turn + 1,
+            question,
+            max_tokens,
+        )
+        .map_err(|e| e.to_string())
+    }
 }
 
 /// A confirmed call: judged and run (an `apply_patch` patch fed whole into a session of the

@@ -26,7 +26,7 @@ use crate::contract::PushParser;
 use crate::ctl::{pick_tag, CallAssembler, CtlEvent, CtlParser, Limits, ToolCall};
 use crate::language::CtlMode;
 
-use super::context::{boundary, Arm, ContextLoop, Settings as ContextSettings};
+use super::context::{boundary, no_usage, Arm, Caller, ContextLoop, Settings as ContextSettings};
 use super::model::{Finish, Flow, Message, ModelError, ModelSource, Request, Role};
 use super::patch::{PatchSession, PatchTool};
 use super::policy::{self, Toolset};
@@ -237,12 +237,12 @@ pub(super) struct Executor<'c> {
     /// The results of this turn, for the next request: `(id, tool, status, output)`.
     pub(super) results: Vec<(String, String, &'static str, Vec<u8>)>,
     /// The context engine, when the loop governs its context.
-    context: Option<ContextLoop>,
+    pub(super) context: Option<ContextLoop>,
     /// Why the context engine failed while running a call (the run ends after the turn).
-    context_failed: Option<String>,
+    pub(super) context_failed: Option<String>,
     /// Whether the tools are closed (the final call over the hard window): every call is
     /// refused.
-    tools_closed: bool,
+    pub(super) tools_closed: bool,
 }
 
 impl<'c> Executor<'c> {
@@ -534,6 +534,7 @@ pub fn run(
                 system_prompt(config.ctl_mode),
                 config.task.as_deref(),
                 config.ctl_mode,
+                config.max_turns,
             );
             match started {
                 Ok(context) => Some(context),
@@ -561,13 +562,16 @@ pub fn run(
         // Context governance: the ladder, then the engine's view is what the model receives
         // (over the hard window, the view with the tools closed, for a last call).
         let governed = match executor.context.as_mut() {
-            Some(context) => match govern(context, model, &mut transcript, turn, max_tokens) {
-                Ok((view, closed)) => {
-                    executor.tools_closed = closed;
-                    Some(view)
+            Some(context) => {
+                let mut caller = Caller::Ctl(&mut *model);
+                match govern(context, &mut caller, &mut transcript, turn, max_tokens) {
+                    Ok(closed) => {
+                        executor.tools_closed = closed;
+                        Some(context.request())
+                    }
+                    Err(e) => break context_failed(&mut transcript, turn, &e.to_string()),
                 }
-                Err(e) => break context_failed(&mut transcript, turn, &e.to_string()),
-            },
+            }
             None => None,
         };
         let request = Request {
@@ -685,7 +689,7 @@ pub fn run(
         };
         executor.drain(&mut transcript);
         if let Some(context) = executor.context.as_mut() {
-            if let Err(e) = context.after_call(&model.describe()) {
+            if let Err(e) = context.after_call(&model.describe(), no_usage()) {
                 break context_failed(&mut transcript, turn, &e.to_string());
             }
         }
@@ -766,7 +770,7 @@ pub fn run(
                             // Once, through the same engine as the ladder's last rung.
                             Some(context) => {
                                 let compacted = context.compact_for_overflow(
-                                    model,
+                                    &mut Caller::Ctl(&mut *model),
                                     &mut transcript,
                                     turn,
                                     max_tokens,
@@ -839,8 +843,16 @@ pub fn run(
                     push_assistant(&mut messages, &output);
                     messages.push(Message::new(Role::User, question.clone()));
                     if let Some(context) = executor.context.as_mut() {
-                        let asked =
-                            ask(context, config, model, &mut transcript, turn + 1, question);
+                        let mut caller = Caller::Ctl(&mut *model);
+                        let asked = ask(
+                            context,
+                            config,
+                            &mut caller,
+                            &mut transcript,
+                            turn + 1,
+                            question,
+                            config.max_tokens,
+                        );
                         if let Err(e) = asked {
                             break context_failed(&mut transcript, turn, &e.to_string());
                         }
@@ -890,21 +902,21 @@ pub(super) fn task_record(config: &Config, model: &str) -> Rec {
     rec
 }
 
-/// The loop's side of governance before request `turn`: the governed view, and whether it is
-/// the last call over the hard window (the tools closed, recorded as a `context` record with
-/// step `hard_window`).
-fn govern(
+/// The loops' side of governance before request `turn` (both loops): the ladder, and whether
+/// it is the last call over the hard window (the tools closed, recorded as a `context`
+/// record with step `hard_window`). The request is then the view in the loop's rendering.
+pub(super) fn govern(
     context: &mut ContextLoop,
-    model: &mut dyn ModelSource,
+    model: &mut Caller<'_>,
     transcript: &mut Transcript<'_>,
     turn: u32,
     max_tokens: u32,
-) -> Result<(Vec<Message>, bool), crate::context::EngineError> {
-    let view = context.govern(model, transcript, turn, max_tokens)?;
+) -> Result<bool, crate::context::EngineError> {
+    context.govern(model, transcript, turn, max_tokens)?;
     let Some(estimate) = context.over_hard_window() else {
-        return Ok((view, false));
+        return Ok(false);
     };
-    let view = context.close_tools(TOOLS_CLOSED_NOTE)?;
+    context.close_tools(TOOLS_CLOSED_NOTE)?;
     transcript.record(
         Rec::new("context")
             .field("turn", turn)
@@ -913,22 +925,30 @@ fn govern(
             .field("hard_window", context.hard_window())
             .field("peak", context.peak()),
     );
-    Ok((view, true))
+    Ok(true)
 }
 
 /// A follow-up question into the engine, then, in the `cpat` arm, the boundary pass before
-/// its first request (`turn`).
-fn ask(
+/// its first request (`turn`), in the loop's rendering (both loops).
+pub(super) fn ask(
     context: &mut ContextLoop,
     config: &Config,
-    model: &mut dyn ModelSource,
+    model: &mut Caller<'_>,
     transcript: &mut Transcript<'_>,
     turn: u32,
     question: &str,
+    max_tokens: u32,
 ) -> Result<(), crate::context::EngineError> {
     context.question(question)?;
     if context.arm() == Arm::Cpat {
-        boundary::pass(context, config, model, transcript, turn, config.max_tokens)?;
+        match model {
+            Caller::Ctl(model) => {
+                boundary::pass(context, config, *model, transcript, turn, max_tokens)?
+            }
+            Caller::Native(model) => {
+                boundary::pass_native(context, config, *model, transcript, turn, max_tokens)?
+            }
+        }
     }
     Ok(())
 }
@@ -980,7 +1000,7 @@ pub(super) fn end_run(
 }
 
 /// Records why the context engine stopped the run; the status to end with.
-fn context_failed(transcript: &mut Transcript<'_>, turn: u32, error: &str) -> EndStatus {
+pub(super) fn context_failed(transcript: &mut Transcript<'_>, turn: u32, error: &str) -> EndStatus {
     transcript.record(
         Rec::new("context_error")
             .field("turn", turn)
@@ -990,7 +1010,7 @@ fn context_failed(transcript: &mut Transcript<'_>, turn: u32, error: &str) -> En
 }
 
 /// Ends a run whose context engine could not start.
-fn end_on_context_error(
+pub(super) fn end_on_context_error(
     mut transcript: Transcript<'_>,
     turn: u32,
     error: &str,

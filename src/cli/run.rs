@@ -91,11 +91,11 @@ pub struct Args {
 /// Context governance (`docs/agent.md`, "Context governance"): on by default.
 #[derive(clap::Args, Debug)]
 pub struct ContextArgs {
-    /// How the context is governed: `cpat` (the ladder, the budget reports, `context_update`
-    /// and `artifact_get`, the boundary pass before each follow-up; the default with CTL),
-    /// `threshold` (the runtime's measures, no context tool), `react` (none: the
-    /// conversation only journaled; the hard window ends the run) or `off` (no engine: the
-    /// plain conversation; the default and the only arm with `--tools native`).
+    /// How the context is governed, with CTL or native tools: `cpat` (the ladder, the
+    /// budget reports, `context_update` and `artifact_get`, the boundary pass before each
+    /// follow-up; the default), `threshold` (the runtime's measures, no context tool),
+    /// `react` (none: the conversation only journaled; the hard window ends the run) or
+    /// `off` (no engine: the plain conversation).
     #[arg(long = "context", value_name = "ARM")]
     arm: Option<String>,
     /// Journal the conversation in DIR (created; it must not hold a run yet). Default: a new
@@ -108,6 +108,10 @@ pub struct ContextArgs {
     /// `terminated_early`. The other arms only record their peak.
     #[arg(long, value_parser = super::bounds::HARD_WINDOW.parser::<u64>())]
     hard_window: Option<u64>,
+    /// CPAT's generational layout of the view, and its fallback at critical pressure
+    /// (oldest tool results first, gated on the turns left) instead of the largest first.
+    #[arg(long)]
+    generational: bool,
     /// The context window governed, in tokens, 1 to 1000000000.
     #[arg(long, default_value_t = frontier::context::engine::DEFAULT_MAX_TOKENS, value_parser = super::bounds::CONTEXT_WINDOW.parser::<u64>())]
     context_window: u64,
@@ -180,6 +184,7 @@ impl ContextArgs {
         settings.arm = arm;
         settings.hard_window = self.hard_window;
         settings.budget.max_tokens = self.context_window;
+        settings.budget.generational = self.generational;
         settings.budget.soft_ratio = self.soft_ratio;
         settings.budget.must_act_ratio = self.must_act_ratio;
         settings.budget.critical_ratio = self.critical_ratio;
@@ -270,20 +275,17 @@ pub fn run(args: Args) -> Result<i32, String> {
         Source::Ctl(_, mode) => *mode,
         Source::Native(_) => CtlMode::Extended,
     };
-    // Governed by default (CTL); the native loop has no engine yet.
-    let native = matches!(model, Source::Native(_));
-    let arm = args.context.arm((!native).then_some(Arm::Cpat))?;
-    if native && arm.is_some() {
-        return Err("--context cpat|threshold|react needs --tools ctl: the native-tools loop is not governed (--context off)".into());
-    }
+    // Governed by default, with CTL or native tools.
+    let arm = args.context.arm(Some(Arm::Cpat))?;
     if arm.is_none() {
         for (given, name) in [
             (args.context.run_dir.is_some(), "--run-dir"),
             (args.context.hard_window.is_some(), "--hard-window"),
+            (args.context.generational, "--generational"),
         ] {
             if given {
                 return Err(format!(
-                    "{name} needs a context engine: --context off (or --tools native) has none"
+                    "{name} needs a context engine: --context off has none"
                 ));
             }
         }
@@ -293,9 +295,6 @@ pub fn run(args: Args) -> Result<i32, String> {
     config.toolset = toolset;
     config.task = tasks.next();
     config.followups = tasks.collect();
-    if native && !config.followups.is_empty() {
-        return Err("--task given more than once needs --tools ctl: the native-tools loop takes one question".into());
-    }
     if let Some(n) = config.followups.iter().position(|q| q.trim().is_empty()) {
         return Err(format!(
             "--task number {}: a follow-up question is blank",

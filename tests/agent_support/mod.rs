@@ -3,6 +3,7 @@
 //! requests, the shipped sessions' paths and the check that a `frontier` command succeeded.
 #![allow(dead_code)]
 
+pub mod native;
 pub mod server;
 
 use std::collections::BTreeMap;

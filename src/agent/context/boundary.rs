@@ -4,12 +4,14 @@
 //!
 //! The request is the view's blocks, then the boundary prompt (`prompts/boundary.md`, a user
 //! message, second to last), then the manifest, last. Only `context_update` is offered: the
-//! prompt says so, and any other call the pass makes is recorded and not run. The first
+//! prompt says so (the native loop declares it as the one tool, `pass_native`), and any
+//! other call the pass makes is recorded and not run. The first
 //! `context_update` is applied with actor `agent` and journaled like any other. Nothing else of
 //! the pass is ingested: no block holds the prompt or the pass's output, and the model never
 //! sees the patch's result.
 //!
-//! The pass reads at most [`MAX_PASS_BYTES`] of output and [`MAX_PASS_CALLS`] calls.
+//! The pass reads at most [`MAX_PASS_BYTES`] of output (a native pass: the stream reader's
+//! bounds) and keeps at most [`MAX_PASS_CALLS`] calls.
 //!
 //! Divergence 8 (`context.md`): CPAT calls parse and apply here without a catch, so a
 //! malformed `context_update` crashes its run. Here every failure of the pass (arguments that
@@ -22,11 +24,13 @@ use crate::contract::PushParser;
 use crate::ctl::{CallAssembler, CtlParser, ToolCall};
 
 use super::super::model::{Flow, Message, ModelSource, Request, Role};
+use super::super::native::{self, ComposedRequest, NativeSource};
 use super::super::policy;
+use super::super::provider::{Composed, ToolChoice};
 use super::super::runner::Config;
 use super::super::tools::{Action, Tool, ToolOutput};
 use super::super::transcript::{Rec, Transcript};
-use super::ContextLoop;
+use super::{no_usage, ContextLoop};
 
 /// The boundary prompt, word for word.
 pub const BOUNDARY_PROMPT: &str = include_str!("../../../prompts/boundary.md");
@@ -65,7 +69,82 @@ pub(crate) fn pass(
 ) -> Result<(), EngineError> {
     let messages = request(ctx);
     let output = stream(ctx, config, model, &messages, max_tokens);
-    ctx.after_call(&model.describe())?;
+    ctx.after_call(&model.describe(), no_usage())?;
+    settle(ctx, config, transcript, turn, output)
+}
+
+/// The request of the pass in the native rendering: the view with the boundary prompt
+/// before the manifest.
+pub fn composed_request(ctx: &ContextLoop) -> Vec<Composed> {
+    let mut messages = ctx.composed();
+    let at = messages.len().saturating_sub(1);
+    messages.insert(at, Composed::User(BOUNDARY_PROMPT.to_owned()));
+    messages
+}
+
+/// The pass of the native loop: the same request, `context_update` the one tool declared;
+/// the calls the stream reader confirms, then as [`pass`].
+pub(crate) fn pass_native(
+    ctx: &mut ContextLoop,
+    config: &Config,
+    model: &mut dyn NativeSource,
+    transcript: &mut Transcript<'_>,
+    turn: u32,
+    max_tokens: u32,
+) -> Result<(), EngineError> {
+    let messages = composed_request(ctx);
+    let request = ComposedRequest {
+        messages: &messages,
+        tools: &[Tool::ContextUpdate],
+        choice: ToolChoice::Auto,
+        max_tokens,
+    };
+    let mut calls = Vec::new();
+    let mut problem: Option<String> = None;
+    let turn_read = model.compose_turn(&request, &mut |event| match event {
+        crate::streams::Event::Call(call) if calls.len() < MAX_PASS_CALLS => {
+            match native::tool_call(call) {
+                Ok(call) => calls.push(call),
+                Err(why) => {
+                    problem.get_or_insert(why);
+                }
+            }
+        }
+        crate::streams::Event::Call(_) => {
+            problem.get_or_insert_with(|| {
+                format!("over {MAX_PASS_CALLS} calls: the rest was not run")
+            });
+        }
+        crate::streams::Event::Malformed(call) => {
+            problem.get_or_insert_with(|| format!("call {} is malformed: not run", call.id));
+        }
+        _ => {}
+    });
+    ctx.after_call(&model.describe(), no_usage())?;
+    match turn_read {
+        Ok(read) => {
+            if let Some(error) = read.summary.error {
+                problem.get_or_insert_with(|| error.to_string());
+            } else if let Some(dropped) = read.dropped {
+                problem.get_or_insert(dropped);
+            }
+        }
+        Err(e) => {
+            problem.get_or_insert_with(|| e.to_string());
+        }
+    }
+    settle(ctx, config, transcript, turn, PassOutput { calls, problem })
+}
+
+/// Runs the pass's first `context_update` (any other call is listed as not run) and records
+/// the pass.
+fn settle(
+    ctx: &mut ContextLoop,
+    config: &Config,
+    transcript: &mut Transcript<'_>,
+    turn: u32,
+    output: PassOutput,
+) -> Result<(), EngineError> {
     let mut rec = Rec::new("context")
         .field("turn", turn)
         .field("step", "boundary");

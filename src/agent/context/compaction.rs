@@ -13,9 +13,11 @@ use crate::context::args::{Operation, Output};
 use crate::context::block::{Kind, Origin, Visibility};
 use crate::context::EngineError;
 
-use super::super::model::{Flow, Message, ModelSource, Request, Role};
+use super::no_usage;
+
+use super::super::model::Flow;
 use super::super::transcript::{Rec, Transcript};
-use super::ContextLoop;
+use super::{Caller, ContextLoop};
 
 /// The seed's compaction prompt, word for word.
 pub const COMPACT_PROMPT: &str = "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.
@@ -109,7 +111,7 @@ fn targets(ctx: &ContextLoop) -> Vec<String> {
 /// fails or says nothing leaves the store as it was (recorded in the transcript).
 pub(super) fn compact(
     ctx: &mut ContextLoop,
-    model: &mut dyn ModelSource,
+    model: &mut Caller<'_>,
     transcript: &mut Transcript<'_>,
     turn: u32,
     max_tokens: u32,
@@ -129,12 +131,6 @@ pub(super) fn compact(
         skipped(transcript, "nothing between the protected head and tail");
         return Ok(false);
     }
-    let mut messages = ctx.request();
-    messages.push(Message::new(Role::User, COMPACT_PROMPT));
-    let request = Request {
-        messages: &messages,
-        max_tokens,
-    };
     let mut answer = Vec::new();
     let mut sink = |chunk: &[u8]| {
         let room = MAX_SUMMARY_BYTES - answer.len();
@@ -145,8 +141,9 @@ pub(super) fn compact(
             Flow::Continue
         }
     };
-    let ended = model.turn(&request, &mut sink);
-    ctx.after_call(&model.describe())?;
+    // The view then the prompt, no tool offered (in the loop's rendering).
+    let ended = model.text_call(ctx, COMPACT_PROMPT, max_tokens, &mut sink);
+    ctx.after_call(&model.describe(), no_usage())?;
     match ended {
         Ok(Some(_)) => {}
         Ok(None) => {

@@ -18,7 +18,8 @@
 //!    ([`super::compaction`]).
 //!
 //! Then the budget: at critical pressure CPAT's fallback offloads the largest inline tool
-//! results of 300 tokens or more; at soft pressure or above a budget report (CPAT's JSON) is
+//! results of 300 tokens or more (with the generational layout, CPAT's generational fallback
+//! retires them oldest first instead); at soft pressure or above a budget report (CPAT's JSON) is
 //! ingested as a runtime reminder, once per level: again only when the level changes.
 
 use std::time::Duration;
@@ -27,14 +28,13 @@ use serde_json::json;
 
 use crate::context::args::{ContextUpdate, Operation, Output, ReplaceWith};
 use crate::context::block::{Block, Content, Kind, Visibility};
-use crate::context::fallback::critical_fallback;
+use crate::context::fallback::{cached_fraction, critical_fallback, generational_fallback};
 use crate::context::store::Slot;
 use crate::context::text::head_utf16;
 use crate::context::{Actor, EngineError, Pressure};
 
-use super::super::model::ModelSource;
 use super::super::transcript::{Rec, Transcript};
-use super::ContextLoop;
+use super::{Caller, ContextLoop};
 
 /// The ladder's thresholds and limits.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -82,7 +82,7 @@ pub const REQUIRED_PRESERVE: [&str; 4] = [
 /// The four steps, then the budget.
 pub(super) fn run(
     ctx: &mut ContextLoop,
-    model: &mut dyn ModelSource,
+    model: &mut Caller<'_>,
     transcript: &mut Transcript<'_>,
     turn: u32,
     max_tokens: u32,
@@ -281,7 +281,7 @@ fn subtask(blocks: &[&Block], ctx: &ContextLoop) -> (Vec<String>, Output, String
         let (id, status) = ctx
             .calls
             .get(key)
-            .map_or((key, "ok"), |(id, s)| (id.as_str(), *s));
+            .map_or((key, "ok"), |k| (k.id.as_str(), k.status));
         let name = b.api().and_then(|a| a.name.as_deref()).unwrap_or("?");
         let text = b.content.rendered();
         let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -316,11 +316,20 @@ fn budget(
         return Ok(());
     }
     if before.pressure == Pressure::Critical {
-        let offloaded = critical_fallback(&mut ctx.engine)?;
+        // With the generational layout (`--generational`), CPAT's generational fallback: the
+        // oldest first, gated on the turns left and the last call's cached fraction.
+        let (step, offloaded) = if ctx.engine.config().generational {
+            let cached = cached_fraction(&ctx.last_usage);
+            let turns = u64::from(ctx.max_turns);
+            let offloaded = generational_fallback(&mut ctx.engine, turns, ctx.llm_calls, cached)?;
+            ("generational_fallback", offloaded)
+        } else {
+            ("critical_fallback", critical_fallback(&mut ctx.engine)?)
+        };
         transcript.record(
             Rec::new("context")
                 .field("turn", turn)
-                .field("step", "critical_fallback")
+                .field("step", step)
                 .field("offloaded", offloaded)
                 .field("used", ctx.engine.budget().used),
         );

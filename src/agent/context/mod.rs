@@ -6,7 +6,11 @@
 //! used: the system prompt and the task, each turn's output with the calls it made, each
 //! call's result, the runtime's nudges and reports (as runtime reminders, never the current
 //! question). Before every model call the runtime runs the ladder ([`ladder`]), then renders
-//! the view into the request (CTL `result` frames for tool messages, in the stream's mode).
+//! the view into the request, in one of two renderings of the same view: for the CTL loop
+//! ([`ContextLoop::request`]: CTL `result` frames for tool messages, in the stream's mode),
+//! for the native loop ([`ContextLoop::composed`]: calls and results under the model's ids,
+//! put in the API's shape by the provider). What the governance calls itself (the
+//! compaction call, the boundary pass) goes through the loop's model ([`Caller`]).
 //! The model can edit that view itself with `context_update` and read back what was put aside
 //! with `artifact_get` ([`ContextLoop::run_tool`]).
 //!
@@ -21,15 +25,17 @@
 //! |---|---|
 //! | [`ladder`] | the seed's four steps before each call, CPAT's reports and critical fallback |
 //! | [`compaction`] | the compaction call: the seed's prompt, `<analysis>` stripped |
+//! | [`caller`] | the loop's model as the compaction call reaches it, in either rendering |
 //! | [`boundary`] | the boundary-maintenance pass before a follow-up question |
 //! | [`vocab`] | token counts in the model's own vocabulary |
 
 pub mod boundary;
+pub mod caller;
 pub mod compaction;
 pub mod ladder;
 pub mod vocab;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -42,10 +48,12 @@ use crate::context::tokens::{CpatEstimator, TokenCounter};
 use crate::context::{Actor, Engine, EngineError, Message as Incoming};
 use crate::language::CtlMode;
 
-use super::model::{Message, ModelSource, Role};
+use super::model::{Message, Role};
+use super::provider::{Composed, SentCall, ToolReply};
 use super::tools::{ContextCall, ToolOutput};
 use super::transcript::Transcript;
 
+pub use caller::Caller;
 pub use ladder::Ladder;
 
 /// What the system prompt gains when the context tools are offered (the `cpat` arm).
@@ -147,6 +155,28 @@ impl Settings {
 /// One call's result as the loop hands it over: `(id, tool, status, output)`.
 pub type CallResult = (String, String, &'static str, Vec<u8>);
 
+/// A call the loop made, as the engine keeps it: the call in its turn's reply, its result
+/// after it.
+struct Made<'a> {
+    id: &'a str,
+    name: &'a str,
+    /// The arguments as the model sent them (JSON text, a freeform input), `{}` for CTL.
+    arguments: &'a str,
+    /// A freeform (custom) tool call (Responses' `apply_patch`).
+    custom: bool,
+    status: &'static str,
+    output: std::borrow::Cow<'a, str>,
+}
+
+/// What the loop knows of a call besides the engine: its id as the model wrote it, its
+/// status, whether it was a freeform call.
+#[derive(Clone, Debug)]
+struct Known {
+    id: String,
+    status: &'static str,
+    custom: bool,
+}
+
 /// The loop's side of the engine.
 pub struct ContextLoop {
     engine: Engine,
@@ -156,8 +186,15 @@ pub struct ContextLoop {
     peak: u64,
     ladder: Ladder,
     mode: CtlMode,
-    /// The engine's call id (`t<turn>.<id>`, unique in the run) → the CTL id and the status.
-    calls: HashMap<String, (String, &'static str)>,
+    /// The engine's call id (`t<turn>.<id>`, unique in the run) → the call as the model knows
+    /// it.
+    calls: HashMap<String, Known>,
+    /// The loop's `--max-turns` (the generational fallback's horizon).
+    max_turns: u32,
+    /// Model calls so far (turns, compactions, boundary passes).
+    llm_calls: u64,
+    /// The usage the last call reported (`{}` when its source reports none).
+    last_usage: Value,
     /// When the last model call ended (the cache's age).
     last_call: Option<Instant>,
     /// The pressure of the last budget report still standing.
@@ -173,12 +210,14 @@ impl std::fmt::Debug for ContextLoop {
 }
 
 impl ContextLoop {
-    /// A new run: the engine in `settings.run_dir`, the system prompt and the task ingested.
+    /// A new run of at most `max_turns` requests: the engine in `settings.run_dir`, the
+    /// system prompt and the task ingested.
     pub fn start(
         settings: &Settings,
         system: &str,
         task: Option<&str>,
         mode: CtlMode,
+        max_turns: u32,
     ) -> Result<ContextLoop, String> {
         let dir = &settings.run_dir;
         let mut engine = Engine::create(
@@ -213,6 +252,9 @@ impl ContextLoop {
             ladder: settings.ladder,
             mode,
             calls: HashMap::new(),
+            max_turns,
+            llm_calls: 0,
+            last_usage: no_usage(),
             last_call: None,
             reported: None,
         })
@@ -254,31 +296,86 @@ impl ContextLoop {
         results: &[CallResult],
         note: Option<&str>,
     ) -> Result<(), EngineError> {
-        if !output.is_empty() || !results.is_empty() {
-            let tool_calls = results
+        let made = results
+            .iter()
+            .map(|(id, name, status, out)| Made {
+                id,
+                name,
+                arguments: "{}",
+                custom: false,
+                status,
+                output: String::from_utf8_lossy(out),
+            })
+            .collect();
+        self.ingest_made(turn, &String::from_utf8_lossy(output), made, note)
+    }
+
+    /// Ingests a native turn: its text with the calls that got a reply (a call the stream
+    /// left incomplete never ran and is not shown as made), each with its arguments as sent,
+    /// their replies, then `note`.
+    pub fn ingest_native_turn(
+        &mut self,
+        turn: u32,
+        text: &str,
+        calls: &[SentCall],
+        replies: &[ToolReply],
+        note: Option<&str>,
+    ) -> Result<(), EngineError> {
+        let made = replies
+            .iter()
+            .filter_map(|r| {
+                let call = calls.iter().find(|c| c.id == r.id)?;
+                Some(Made {
+                    id: &r.id,
+                    name: &call.name,
+                    arguments: &call.arguments,
+                    custom: call.custom,
+                    status: if r.ok { "ok" } else { "error" },
+                    output: std::borrow::Cow::Borrowed(r.output.as_str()),
+                })
+            })
+            .collect();
+        self.ingest_made(turn, text, made, note)
+    }
+
+    /// The one ingestion of a turn, for both loops.
+    fn ingest_made(
+        &mut self,
+        turn: u32,
+        text: &str,
+        made: Vec<Made<'_>>,
+        note: Option<&str>,
+    ) -> Result<(), EngineError> {
+        if !text.is_empty() || !made.is_empty() {
+            let tool_calls = made
                 .iter()
-                .map(|(id, name, _, _)| BlockCall {
-                    id: engine_id(turn, id),
+                .map(|m| BlockCall {
+                    id: engine_id(turn, m.id),
                     kind: "function".to_owned(),
                     function: FunctionCall {
-                        name: name.clone(),
-                        arguments: "{}".to_owned(),
+                        name: m.name.to_owned(),
+                        arguments: m.arguments.to_owned(),
                     },
                 })
                 .collect();
             self.engine.ingest(Incoming::Assistant {
-                text: String::from_utf8_lossy(output).into_owned(),
+                text: text.to_owned(),
                 tool_calls,
                 reasoning: None,
             })?;
         }
-        for (id, name, status, out) in results {
-            let key = engine_id(turn, id);
-            self.calls.insert(key.clone(), (id.clone(), status));
+        for m in made {
+            let key = engine_id(turn, m.id);
+            let known = Known {
+                id: m.id.to_owned(),
+                status: m.status,
+                custom: m.custom,
+            };
+            self.calls.insert(key.clone(), known);
             self.engine.ingest(Incoming::ToolResult {
                 tool_call_id: key,
-                name: name.clone(),
-                text: String::from_utf8_lossy(out).into_owned(),
+                name: m.name.to_owned(),
+                text: m.output.into_owned(),
             })?;
         }
         if let Some(note) = note.filter(|n| !n.is_empty()) {
@@ -297,20 +394,21 @@ impl ContextLoop {
             .map(|_| ())
     }
 
-    /// Before a model call: the ladder (not in the `react` arm), then the request the model
-    /// receives (the view), its estimate counted in the peak.
+    /// Before a model call: the ladder (not in the `react` arm); the request's estimate is
+    /// counted in the peak. The request is the view in the loop's rendering
+    /// ([`ContextLoop::request`], [`ContextLoop::composed`]).
     pub fn govern(
         &mut self,
-        model: &mut dyn ModelSource,
+        model: &mut Caller<'_>,
         transcript: &mut Transcript<'_>,
         turn: u32,
         max_tokens: u32,
-    ) -> Result<Vec<Message>, EngineError> {
+    ) -> Result<(), EngineError> {
         if self.arm.governs() {
             ladder::run(self, model, transcript, turn, max_tokens)?;
         }
         self.peak = self.peak.max(self.engine.budget().used);
-        Ok(self.request())
+        Ok(())
     }
 
     /// Whether the request about to be sent is over the hard window in the `react` arm (the
@@ -329,10 +427,10 @@ impl ContextLoop {
     /// Closes the tools for the final call of a run over the hard window: the runtime's
     /// note is ingested (journaled), and the request is the view with it; its estimate is
     /// counted in the peak.
-    pub fn close_tools(&mut self, note: &str) -> Result<Vec<Message>, EngineError> {
+    pub fn close_tools(&mut self, note: &str) -> Result<(), EngineError> {
         self.runtime_note(note)?;
         self.peak = self.peak.max(self.engine.budget().used);
-        Ok(self.request())
+        Ok(())
     }
 
     /// The recovery's `context_overflow` path: the stale results cleared whatever the cache
@@ -340,7 +438,7 @@ impl ContextLoop {
     /// call itself fits, then one compaction, whatever the thresholds.
     pub fn compact_for_overflow(
         &mut self,
-        model: &mut dyn ModelSource,
+        model: &mut Caller<'_>,
         transcript: &mut Transcript<'_>,
         turn: u32,
         max_tokens: u32,
@@ -357,11 +455,14 @@ impl ContextLoop {
         .map(|_| ())
     }
 
-    /// After a model call: journaled with the view's size, and the cache's clock restarted.
-    pub fn after_call(&mut self, model: &str) -> Result<(), EngineError> {
+    /// After a model call: journaled with the view's size and `usage` (`{}` when the
+    /// source reports none), counted, and the cache's clock restarted.
+    pub fn after_call(&mut self, model: &str, usage: Value) -> Result<(), EngineError> {
         self.last_call = Some(Instant::now());
-        self.engine
-            .record_llm_call(model, &Value::Object(Default::default()))
+        self.llm_calls += 1;
+        self.engine.record_llm_call(model, &usage)?;
+        self.last_usage = usage;
+        Ok(())
     }
 
     /// Whether the provider's prompt cache has gone cold: no call yet, or the last one ended
@@ -386,7 +487,7 @@ impl ContextLoop {
                     let (id, status) = self
                         .calls
                         .get(&key)
-                        .map_or((key.as_str(), "ok"), |(id, s)| (id.as_str(), *s));
+                        .map_or((key.as_str(), "ok"), |k| (k.id.as_str(), k.status));
                     if !in_results {
                         out.push(Message::new(Role::User, String::new()));
                         in_results = true;
@@ -408,6 +509,63 @@ impl ContextLoop {
             out.push(Message::new(role, m.content));
         }
         out
+    }
+
+    /// The view in the native rendering: each call and each result under the id the model
+    /// gave it, each call with its arguments as sent; the provider puts it in its API's shape
+    /// ([`Composed`]). A model id already shown for an earlier call of the view (a model
+    /// that reuses its ids) is replaced by the engine's, unique in the run, for the call and
+    /// its result, since the APIs pair by id. Chain atomicity keeps every call with its
+    /// result in the view, and this rendering keeps them together.
+    pub fn composed(&self) -> Vec<Composed> {
+        let view = self.engine.view();
+        let mut used: HashSet<String> = HashSet::new();
+        // The engine's id → the id shown.
+        let mut shown: HashMap<String, String> = HashMap::new();
+        let mut out = Vec::with_capacity(view.messages.len());
+        for m in view.messages {
+            out.push(match m.role {
+                "system" => Composed::System(m.content),
+                "assistant" => {
+                    let mut calls = Vec::new();
+                    for c in m.tool_calls.unwrap_or_default() {
+                        let known = self.calls.get(&c.id);
+                        let id = match known {
+                            Some(k) if !used.contains(&k.id) => k.id.clone(),
+                            _ => c.id.clone(),
+                        };
+                        used.insert(id.clone());
+                        shown.insert(c.id, id.clone());
+                        calls.push(SentCall {
+                            id,
+                            name: c.function.name,
+                            custom: known.is_some_and(|k| k.custom),
+                            arguments: c.function.arguments,
+                        });
+                    }
+                    Composed::Assistant {
+                        text: m.content,
+                        calls,
+                    }
+                }
+                "tool" => {
+                    let key = m.tool_call_id.unwrap_or_default();
+                    let known = self.calls.get(&key);
+                    Composed::Result(ToolReply {
+                        ok: known.is_none_or(|k| k.status == "ok"),
+                        id: shown.get(&key).cloned().unwrap_or(key),
+                        output: m.content,
+                    })
+                }
+                _ => Composed::User(m.content),
+            });
+        }
+        out
+    }
+
+    /// The model calls made so far.
+    pub fn llm_calls(&self) -> u64 {
+        self.llm_calls
     }
 
     /// Runs a context tool's call against the engine; a malformed `context_update` is an
@@ -454,6 +612,12 @@ impl ContextLoop {
             }
         }
     }
+}
+
+/// The usage of a call whose source reports none: `{}` (no source reports usage yet, so the
+/// generational fallback's cached fraction is 0).
+pub fn no_usage() -> Value {
+    Value::Object(Default::default())
 }
 
 /// The engine's id of a call: unique in the run even when a model reuses its CTL ids.

@@ -21,17 +21,17 @@ use serde_json::Value;
 
 use super::http::{self, Exchange, Head, HeadError, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
-use super::native::{NativeSource, NativeTurn};
+use super::native::{ComposedRequest, NativeSource, NativeTurn};
 use super::openai::{
     refuses_field, OpenAiConfig, TokenField, DEFAULT_READ_TIMEOUT, MAX_READ_TIMEOUT,
 };
 use super::retry::RetryPolicy;
 use super::tools::Tool;
-use crate::streams::{Api, Arguments, Event, Format, Limits, StreamReader};
+use crate::streams::{Api, Event, Format, Limits, StreamReader};
 
 pub mod shape;
 
-pub use shape::{Conversation, SentCall, ToolMode, ToolReply};
+pub use shape::{Composed, Conversation, SentCall, ToolChoice, ToolMode, ToolReply};
 
 /// The Anthropic API's base URL when `ANTHROPIC_BASE_URL` is not set.
 pub const DEFAULT_ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -321,21 +321,8 @@ impl NativeSource for Provider {
         let mut seen = |event: Event<'_>| {
             match event {
                 Event::Text(text) => said.push_str(text),
-                Event::Call(call) => calls.push(SentCall {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    custom: call.kind.is_raw(),
-                    arguments: match &call.arguments {
-                        Arguments::Json { text, .. } | Arguments::Raw(text) => text.clone(),
-                        Arguments::Ctl(_) => String::new(),
-                    },
-                }),
-                Event::Malformed(call) => calls.push(SentCall {
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    custom: call.kind.is_raw(),
-                    arguments: call.text.clone(),
-                }),
+                Event::Call(call) => calls.push(SentCall::confirmed(call)),
+                Event::Malformed(call) => calls.push(SentCall::malformed(call)),
                 _ => {}
             }
             on_event(event);
@@ -367,6 +354,26 @@ impl NativeSource for Provider {
 
     fn compact(&mut self) -> usize {
         self.conversation.clear_old_results(COMPACTED)
+    }
+
+    fn compose_turn(
+        &mut self,
+        request: &ComposedRequest<'_>,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<NativeTurn, ModelError> {
+        let conversation = Conversation::compose(self.client.config.api, request.messages);
+        let model = self.client.config.model.clone();
+        let exchange = self.client.open(&|field| {
+            conversation.body_with_choice(
+                &model,
+                request.max_tokens,
+                field.name(),
+                request.tools,
+                ToolMode::Native,
+                request.choice,
+            )
+        })?;
+        Ok(self.client.read(exchange, on_event, &|| false))
     }
 
     fn describe(&self) -> String {

@@ -16,7 +16,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::streams::Api;
+use crate::streams::{Api, Arguments, Call, PartialCall};
 
 use super::super::tools::Tool;
 
@@ -34,6 +34,31 @@ pub struct SentCall {
     pub custom: bool,
     /// The arguments as streamed (JSON text, or the raw input).
     pub arguments: String,
+}
+
+impl SentCall {
+    /// A confirmed call as it was made.
+    pub fn confirmed(call: &Call) -> SentCall {
+        SentCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            custom: call.kind.is_raw(),
+            arguments: match &call.arguments {
+                Arguments::Json { text, .. } | Arguments::Raw(text) => text.clone(),
+                Arguments::Ctl(_) => String::new(),
+            },
+        }
+    }
+
+    /// A malformed call as it was made (the arguments it streamed).
+    pub fn malformed(call: &PartialCall) -> SentCall {
+        SentCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            custom: call.kind.is_raw(),
+            arguments: call.text.clone(),
+        }
+    }
 }
 
 /// One call's result, for the conversation.
@@ -55,6 +80,36 @@ pub enum ToolMode {
     Native,
     /// No API tools: the model writes CTL in its text.
     Ctl,
+}
+
+/// Whether the model may call the tools declared.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ToolChoice {
+    /// As it sees fit (no `tool_choice` sent).
+    #[default]
+    Auto,
+    /// Not at all: the tools are declared and closed.
+    None,
+}
+
+/// One message of a conversation the loop composes itself (a governed run renders the
+/// context engine's view into these, [`Conversation::compose`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Composed {
+    /// A system message (Chat: a `system` message; Responses: `instructions`; Anthropic:
+    /// `system`). Several are joined with a blank line.
+    System(String),
+    /// A user message.
+    User(String),
+    /// An assistant message with the calls it made.
+    Assistant {
+        /// Its text.
+        text: String,
+        /// Its calls.
+        calls: Vec<SentCall>,
+    },
+    /// One call's result, paired by id with a call of an assistant message before it.
+    Result(ToolReply),
 }
 
 /// The conversation of one session, in the shape of `api`.
@@ -81,6 +136,42 @@ impl Conversation {
     /// The items so far (messages, input items or Anthropic messages).
     pub fn items(&self) -> &[Value] {
         &self.items
+    }
+
+    /// A whole conversation of `api` from `messages`, in order: system messages apart (the
+    /// API's system field), consecutive results joined (Anthropic: `tool_result` blocks in
+    /// one user message), each result in the shape of its call (Responses: the freeform
+    /// `apply_patch` call's output is a `custom_tool_call_output`), consecutive messages of
+    /// one role merged where the API requires it (Anthropic).
+    pub fn compose(api: Api, messages: &[Composed]) -> Conversation {
+        let system: Vec<&str> = messages
+            .iter()
+            .filter_map(|m| match m {
+                Composed::System(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut conversation = Conversation::new(api, system.join("\n\n"));
+        let mut calls: Vec<SentCall> = Vec::new();
+        let mut replies: Vec<ToolReply> = Vec::new();
+        for m in messages {
+            if !matches!(m, Composed::Result(_)) && !replies.is_empty() {
+                conversation.results(&calls, &std::mem::take(&mut replies));
+            }
+            match m {
+                Composed::System(_) => {}
+                Composed::User(text) => conversation.user(text),
+                Composed::Assistant { text, calls: made } => {
+                    conversation.assistant(text, made);
+                    calls.clone_from(made);
+                }
+                Composed::Result(reply) => replies.push(reply.clone()),
+            }
+        }
+        if !replies.is_empty() {
+            conversation.results(&calls, &replies);
+        }
+        conversation
     }
 
     /// A user message; on Anthropic, merged into a user message that ends the conversation
@@ -156,8 +247,15 @@ impl Conversation {
                     blocks.push(json!({"type": "tool_use", "id": c.id, "name": c.name,
                                        "input": input}));
                 }
-                self.items
-                    .push(json!({"role": "assistant", "content": blocks}));
+                // Its turns must alternate: an assistant message after an assistant message
+                // (a governed view's summary before a reply) joins it.
+                let last = self.items.last_mut().filter(|m| m["role"] == "assistant");
+                match last.and_then(|m| m["content"].as_array_mut()) {
+                    Some(content) => content.extend(blocks),
+                    None => self
+                        .items
+                        .push(json!({"role": "assistant", "content": blocks})),
+                }
             }
         }
     }
@@ -239,6 +337,23 @@ impl Conversation {
         cleared
     }
 
+    /// The tools the conversation's `tool_use` blocks name, in order of first use.
+    fn tools_used(&self) -> Vec<Tool> {
+        let mut used = Vec::new();
+        let blocks = self
+            .items
+            .iter()
+            .filter_map(|m| m["content"].as_array())
+            .flatten();
+        for block in blocks.filter(|b| b["type"] == "tool_use") {
+            let tool = block["name"].as_str().and_then(Tool::from_name);
+            if let Some(tool) = tool.filter(|t| !used.contains(t)) {
+                used.push(tool);
+            }
+        }
+        used
+    }
+
     fn anthropic_user(&mut self, blocks: Vec<Value>) {
         if let Some(last) = self.items.last_mut().filter(|m| m["role"] == "user") {
             if let Some(content) = last["content"].as_array_mut() {
@@ -259,6 +374,36 @@ impl Conversation {
         tools: &[Tool],
         mode: ToolMode,
     ) -> Value {
+        self.body_with_choice(
+            model,
+            max_tokens,
+            token_field,
+            tools,
+            mode,
+            ToolChoice::Auto,
+        )
+    }
+
+    /// [`Conversation::body`] with a tool choice: [`ToolChoice::None`] declares the tools and
+    /// forbids calling them (`"tool_choice":"none"`; Anthropic `{"type":"none"}`).
+    pub fn body_with_choice(
+        &self,
+        model: &str,
+        max_tokens: u32,
+        token_field: &str,
+        tools: &[Tool],
+        mode: ToolMode,
+        choice: ToolChoice,
+    ) -> Value {
+        // Anthropic refuses `tool_use` blocks in a request that defines no tools: a call
+        // offered none (a compaction) declares the tools its history used, closed.
+        let used;
+        let (tools, choice) = if self.api == Api::AnthropicMessages && tools.is_empty() {
+            used = self.tools_used();
+            (used.as_slice(), ToolChoice::None)
+        } else {
+            (tools, choice)
+        };
         let mut body = Map::new();
         body.insert("model".into(), json!(model));
         match self.api {
@@ -284,6 +429,13 @@ impl Conversation {
         if mode == ToolMode::Native && !tools.is_empty() {
             let declared = tools.iter().map(|&t| declare(self.api, t)).collect();
             body.insert("tools".into(), Value::Array(declared));
+            if choice == ToolChoice::None {
+                let none = match self.api {
+                    Api::AnthropicMessages => json!({"type": "none"}),
+                    Api::OpenAiChat | Api::OpenAiResponses => json!("none"),
+                };
+                body.insert("tool_choice".into(), none);
+            }
         }
         Value::Object(body)
     }
@@ -324,7 +476,8 @@ fn describe(tool: Tool) -> (&'static str, &'static [(&'static str, &'static str)
                 ("reason", "Why the context changes."),
                 (
                     "operations",
-                    "A JSON array of operations, each an object with an op and its fields.",
+                    "The operations, each an object with an op (payload_offload, compact, fold, \
+                     merge, set_visibility, restore) and its fields.",
                 ),
             ],
         ),
@@ -332,9 +485,23 @@ fn describe(tool: Tool) -> (&'static str, &'static [(&'static str, &'static str)
             "Read back a payload that was offloaded from the context, by its artifact:// URI.",
             &[
                 ("uri", "The artifact:// URI."),
-                ("max_chars", "At most this many characters (a decimal number)."),
+                ("max_chars", "At most this many characters."),
             ],
         ),
+    }
+}
+
+/// The schema of one parameter: a string, but for the context tools' `operations` (CPAT's
+/// JSON array of op items, `prompts/context_tools.md`) and `max_chars` (a whole number).
+fn parameter(tool: Tool, name: &str, text: &str) -> Value {
+    match (tool, name) {
+        (Tool::ContextUpdate, "operations") => json!({"type": "array", "description": text,
+            "items": {"type": "object", "properties": {"op": {"type": "string"}},
+                      "required": ["op"]}}),
+        (Tool::ArtifactGet, "max_chars") => {
+            json!({"type": "integer", "minimum": 1, "description": text})
+        }
+        _ => json!({"type": "string", "description": text}),
     }
 }
 
@@ -348,10 +515,7 @@ fn declare(api: Api, tool: Tool) -> Value {
     }
     let mut properties = Map::new();
     for (name, text) in params {
-        properties.insert(
-            (*name).into(),
-            json!({"type": "string", "description": text}),
-        );
+        properties.insert((*name).into(), parameter(tool, name, text));
     }
     let names: Vec<&str> = params
         .iter()
@@ -445,6 +609,96 @@ mod tests {
         let last = &anthropic.items()[2]["content"];
         assert_eq!(last[0]["tool_use_id"], "c1");
         assert_eq!(last[1]["text"], "go on");
+    }
+
+    #[test]
+    fn a_composed_conversation_pairs_each_result_in_its_apis_shape() {
+        let calls = vec![call("c1", false), call("c2", true)];
+        let messages = [
+            Composed::System("sys".into()),
+            Composed::User("task".into()),
+            Composed::Assistant {
+                text: "summary".into(),
+                calls: Vec::new(),
+            },
+            Composed::Assistant {
+                text: String::new(),
+                calls: calls.clone(),
+            },
+            Composed::Result(reply("c1")),
+            Composed::Result(reply("c2")),
+            Composed::User("manifest".into()),
+        ];
+        // Chat: as it stands.
+        let chat = Conversation::compose(Api::OpenAiChat, &messages);
+        let roles: Vec<&str> = chat
+            .items()
+            .iter()
+            .map(|i| i["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            roles,
+            ["user", "assistant", "assistant", "tool", "tool", "user"]
+        );
+        let body = chat.body("m", 10, "max_tokens", &[], ToolMode::Native);
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "system", "content": "sys"})
+        );
+        // Responses: the freeform call's output is its own kind.
+        let responses = Conversation::compose(Api::OpenAiResponses, &messages);
+        let kinds: Vec<&str> = responses
+            .items()
+            .iter()
+            .map(|i| i["type"].as_str().unwrap_or("message"))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "message",
+                "message",
+                "function_call",
+                "custom_tool_call",
+                "function_call_output",
+                "custom_tool_call_output",
+                "message"
+            ]
+        );
+        // Anthropic: the two assistant messages merged, the results opening the last user
+        // message, the manifest last.
+        let anthropic = Conversation::compose(Api::AnthropicMessages, &messages);
+        let items = anthropic.items();
+        assert_eq!(items.len(), 3);
+        let types = |i: usize| -> Vec<&str> {
+            items[i]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|b| b["type"].as_str().unwrap())
+                .collect()
+        };
+        assert_eq!(types(1), ["text", "tool_use", "tool_use"]);
+        assert_eq!(types(2), ["tool_result", "tool_result", "text"]);
+        assert_eq!(items[2]["content"][2]["text"], "manifest");
+        // Offered no tool, it declares the ones its history used, closed.
+        let body = anthropic.body("m", 10, "max_tokens", &[], ToolMode::Native);
+        assert_eq!(body["tool_choice"], json!({"type": "none"}));
+        let names: Vec<&str> = body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["read_file", "apply_patch"]);
+        let body = chat.body_with_choice(
+            "m",
+            10,
+            "max_tokens",
+            &[Tool::ReadFile],
+            ToolMode::Native,
+            ToolChoice::None,
+        );
+        assert_eq!(body["tool_choice"], "none");
     }
 
     #[test]

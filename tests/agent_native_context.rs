@@ -1,0 +1,833 @@
+//! Context governance in the native-tools loop, against loopback servers speaking OpenAI
+//! Chat, OpenAI Responses and Anthropic Messages, streamed in random pieces: the ladder runs
+//! before every call and the request is the engine's view in the API's shape, with every
+//! call paired with its result by the API's own rules (checked on the bodies received), the
+//! manifest last and the task kept; the context tools are native functions in the `cpat` arm
+//! only; the boundary pass offers `context_update` alone; the hard window of `react` closes
+//! the tools for one last call; `--generational` retires the oldest results first and the run
+//! replays to the view that was sent.
+
+mod agent_support;
+
+use std::path::{Path, PathBuf};
+
+use agent_support::native::{c, done, items, made, provider, stream, End, C};
+use agent_support::server::{serve, Received, Reply, Rng};
+use agent_support::{run_native_with, RunResult};
+use frontier::agent::context::boundary::BOUNDARY_PROMPT;
+use frontier::agent::context::compaction::COMPACT_PROMPT;
+use frontier::agent::context::{Arm, Ladder, Settings};
+use frontier::agent::{Config, EndStatus};
+use frontier::context::durable::Durability;
+use frontier::streams::Api;
+use serde_json::{json, Value};
+
+const APIS: [Api; 3] = [
+    Api::OpenAiChat,
+    Api::OpenAiResponses,
+    Api::AnthropicMessages,
+];
+
+const TASK: &str = "summarise the three files";
+
+/// Lines of the file `tag`, `count` of them (about 15 tokens each).
+fn lines(tag: &str, count: usize) -> String {
+    (0..count)
+        .map(|i| format!("{tag} line {i:04} of the file, some words to fill it up\n"))
+        .collect()
+}
+
+/// big.txt (over the spill limit), a.txt and b.txt (over CPAT's 300-token floor).
+fn files(root: &Path) {
+    std::fs::write(root.join("big.txt"), lines("big", 90)).unwrap();
+    std::fs::write(root.join("a.txt"), lines("a", 36)).unwrap();
+    std::fs::write(root.join("b.txt"), lines("b", 36)).unwrap();
+}
+
+/// Governed settings journaled in `run_dir`: `window` tokens, spill over 1,000, two recent
+/// results kept, a cache always cold, no fold and no compaction (they need more turns).
+fn settings(run_dir: &Path, arm: Arm, window: u64) -> Settings {
+    let mut s = Settings::new(run_dir);
+    s.arm = arm;
+    s.budget.max_tokens = window;
+    s.ladder = Ladder {
+        spill_tokens: 1000,
+        preview_chars: 200,
+        keep_recent: 2,
+        cache_ttl: std::time::Duration::ZERO,
+        collapse_ratio: 10.0,
+        compact_ratio: 10.0,
+    };
+    s.durability = Durability::Flush;
+    s
+}
+
+/// Runs a governed native session of `api` against `replies` with `settings`; the run,
+/// the bodies received.
+fn run(
+    api: Api,
+    replies: Vec<Reply>,
+    seed: u64,
+    settings: Settings,
+    configure: impl FnOnce(&mut Config),
+) -> (RunResult, Vec<Value>) {
+    let (base, server) = serve(replies, seed);
+    let mut model = provider(api, &base);
+    let run = run_native_with(&mut model, |config| {
+        config.task = Some(TASK.into());
+        files(config.workspace.root());
+        config.context = Some(settings);
+        configure(config);
+    });
+    let bodies = server
+        .join()
+        .unwrap()
+        .into_iter()
+        .map(|r: Received| r.body)
+        .collect();
+    (run, bodies)
+}
+
+/// A read_file call.
+fn read(id: &'static str, path: &str) -> C {
+    c(id, "read_file", json!({"path": path}))
+}
+
+fn turn(api: Api, calls: &[C], rng: &mut Rng) -> Reply {
+    stream(api, "", calls, End::Done, rng)
+}
+
+/// The journal's records.
+fn journal(run_dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(run_dir.join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The steps of the transcript's `context` records, in order.
+fn steps(run: &RunResult) -> Vec<String> {
+    run.of_type("context")
+        .iter()
+        .map(|r| r["step"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The names of the tools a body declares.
+fn tool_names(api: Api, body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            let name = match api {
+                Api::OpenAiChat => &t["function"]["name"],
+                _ => &t["name"],
+            };
+            name.as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+/// The text of a Chat or Responses message, or of an Anthropic message's text blocks.
+fn text_of(item: &Value) -> String {
+    match &item["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .map(|b| b["text"].as_str().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The text a body ends with: the last message's, the last block of an Anthropic one.
+fn last_text(api: Api, body: &Value) -> String {
+    let all = items(api, body);
+    let last = all.last().unwrap();
+    assert_eq!(last["role"], "user", "{}: the last message", api.name());
+    match api {
+        Api::AnthropicMessages => {
+            let block = last["content"].as_array().unwrap().last().unwrap();
+            assert_eq!(block["type"], "text");
+            block["text"].as_str().unwrap().to_owned()
+        }
+        _ => text_of(last),
+    }
+}
+
+/// Every call is paired with its result, both ways, by the API's own rules:
+///
+/// - Chat: an assistant message's `tool_calls` are followed at once by one `tool` message
+///   per call, in order, and a `tool` message answers a call of the assistant message
+///   before the run of tool messages it is in;
+/// - Responses: each `function_call` / `custom_tool_call` has exactly one output item of its
+///   own kind after it, and each output item a call before it;
+/// - Anthropic: user and assistant alternate, from a user message; the `tool_use` ids of an
+///   assistant message are the `tool_result` ids that open the next user message, in order,
+///   and a `tool_result` answers a `tool_use` of the message just before.
+fn assert_paired(api: Api, body: &Value) {
+    let all = items(api, body);
+    let at = |i: usize| serde_json::to_string(&all[i]).unwrap();
+    match api {
+        Api::OpenAiChat => {
+            let mut open: Vec<String> = Vec::new();
+            for (i, m) in all.iter().enumerate() {
+                if m["role"] == "tool" {
+                    let id = m["tool_call_id"].as_str().unwrap();
+                    assert_eq!(open.first().map(String::as_str), Some(id), "{}", at(i));
+                    open.remove(0);
+                    continue;
+                }
+                assert!(
+                    open.is_empty(),
+                    "calls {open:?} unanswered before {}",
+                    at(i)
+                );
+                for call in m["tool_calls"].as_array().into_iter().flatten() {
+                    open.push(call["id"].as_str().unwrap().to_owned());
+                }
+            }
+            assert!(open.is_empty(), "calls {open:?} unanswered");
+        }
+        Api::OpenAiResponses => {
+            for (i, item) in all.iter().enumerate() {
+                let kind = item["type"].as_str().unwrap_or("message");
+                let (pair, before) = match kind {
+                    "function_call" => ("function_call_output", false),
+                    "custom_tool_call" => ("custom_tool_call_output", false),
+                    "function_call_output" => ("function_call", true),
+                    "custom_tool_call_output" => ("custom_tool_call", true),
+                    _ => continue,
+                };
+                let id = &item["call_id"];
+                let range: Vec<&Value> = if before {
+                    all[..i].iter().collect()
+                } else {
+                    all[i + 1..].iter().collect()
+                };
+                let n = range
+                    .iter()
+                    .filter(|o| o["type"] == pair && &o["call_id"] == id)
+                    .count();
+                assert_eq!(n, 1, "{}: its pair {pair}", at(i));
+            }
+        }
+        Api::AnthropicMessages => {
+            assert_eq!(all[0]["role"], "user");
+            for (i, m) in all.iter().enumerate() {
+                if i > 0 {
+                    assert_ne!(m["role"], all[i - 1]["role"], "{}: roles alternate", at(i));
+                }
+                let blocks = m["content"].as_array().unwrap();
+                let of = |kind: &str, key: &str| -> Vec<String> {
+                    blocks
+                        .iter()
+                        .filter(|b| b["type"] == kind)
+                        .map(|b| b[key].as_str().unwrap().to_owned())
+                        .collect()
+                };
+                if m["role"] == "assistant" {
+                    let uses = of("tool_use", "id");
+                    if uses.is_empty() {
+                        continue;
+                    }
+                    let next = all.get(i + 1).expect("a user message after the calls");
+                    let opening: Vec<String> = next["content"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .take_while(|b| b["type"] == "tool_result")
+                        .map(|b| b["tool_use_id"].as_str().unwrap().to_owned())
+                        .collect();
+                    assert_eq!(uses, opening, "{}", at(i));
+                } else {
+                    let answered = of("tool_result", "tool_use_id");
+                    if answered.is_empty() {
+                        continue;
+                    }
+                    let before: Vec<String> = all[i - 1]["content"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|b| b["type"] == "tool_use")
+                        .map(|b| b["id"].as_str().unwrap().to_owned())
+                        .collect();
+                    assert_eq!(answered, before, "{}", at(i));
+                }
+            }
+        }
+    }
+}
+
+/// What every governed request is: paired, the manifest last, the task kept.
+fn assert_governed(api: Api, body: &Value) {
+    assert_paired(api, body);
+    let last = last_text(api, body);
+    assert!(last.starts_with("<context_manifest>"), "{last}");
+    assert!(
+        items(api, body)
+            .iter()
+            .any(|m| m["role"] == "user" && text_of(m).contains(TASK)),
+        "{}: the task is gone",
+        api.name()
+    );
+}
+
+/// The calls of the main scenario: big.txt (spilled), a.txt, b.txt, then a.txt and b.txt
+/// again in one turn (the stale ones cleared, then critical pressure), then the answer.
+fn scenario(api: Api, rng: &mut Rng) -> Vec<Reply> {
+    vec![
+        turn(api, &[read("c1", "big.txt")], rng),
+        turn(api, &[read("c2", "a.txt")], rng),
+        turn(api, &[read("c3", "b.txt")], rng),
+        turn(api, &[read("c4", "a.txt"), read("c5", "b.txt")], rng),
+        done(api, rng),
+    ]
+}
+
+/// A window the scenario's last request is at or over (CPAT's critical pressure), found from
+/// the view's size at the last call of the same run with room (up to the first critical
+/// measure the two runs are the same: nothing else of the ladder depends on the window).
+fn critical_window(api: Api, arm: Arm) -> u64 {
+    let runs = tempfile::tempdir().unwrap();
+    let dir = runs.path().join("run");
+    let mut rng = Rng(7);
+    let (run, _) = run(
+        api,
+        scenario(api, &mut rng),
+        7,
+        settings(&dir, arm, 1_000_000),
+        |_| {},
+    );
+    assert_eq!(run.status, EndStatus::Done);
+    let calls: Vec<u64> = journal(&dir)
+        .iter()
+        .filter(|r| r["type"] == "llm_call")
+        .map(|r| r["est_view_tokens"].as_u64().unwrap())
+        .collect();
+    calls[4]
+}
+
+#[test]
+fn governed_requests_keep_every_call_paired_under_a_small_window() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let window = critical_window(api, Arm::Cpat);
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 1);
+        let (run, bodies) = run(
+            api,
+            scenario(api, &mut rng),
+            seed as u64,
+            settings(&dir, Arm::Cpat, window),
+            |_| {},
+        );
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        assert_eq!(bodies.len(), 5, "{}", api.name());
+        // The ladder's steps fired: the spill, the stale results, the critical fallback.
+        let steps = steps(&run);
+        for step in ["spill", "clear_stale", "critical_fallback", "budget_report"] {
+            assert!(steps.iter().any(|s| s == step), "{}: {steps:?}", api.name());
+        }
+        for body in &bodies {
+            assert_governed(api, body);
+            let tools = tool_names(api, body);
+            assert!(tools.contains(&"context_update".to_owned()), "{tools:?}");
+            assert!(tools.contains(&"artifact_get".to_owned()), "{tools:?}");
+            assert!(body.get("tool_choice").is_none());
+        }
+        // The spilled result is its reference in every request after the spill, and every
+        // call made is in the last request, each with its result.
+        let last = serde_json::to_string(&bodies[4]).unwrap();
+        assert!(last.contains("artifact://") && last.contains("Spilled:"));
+        assert!(!last.contains("big line 0089"), "big.txt is inline");
+        for id in ["c1", "c2", "c3", "c4", "c5"] {
+            assert!(last.contains(id), "{}: {id} is gone", api.name());
+        }
+        // The runtime's measures are journaled patches of the runtime.
+        let patches: Vec<Value> = journal(&dir)
+            .into_iter()
+            .filter(|r| r["type"] == "patch" && r["actor"] == "runtime")
+            .collect();
+        assert!(patches.len() >= 3, "{patches:?}");
+    }
+}
+
+/// The first `tool_result` block id of the engine for a read of a.txt: the block that holds
+/// it, named in the manifest of `body`.
+fn block_of(api: Api, body: &Value, needle: &str) -> String {
+    for m in items(api, body) {
+        let text = match api {
+            Api::OpenAiChat => text_of(&m),
+            Api::OpenAiResponses => m["output"].as_str().map(str::to_owned).unwrap_or_default(),
+            Api::AnthropicMessages => m["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|b| b["type"] == "tool_result")
+                .map(|b| b["content"].as_str().unwrap().to_owned())
+                .collect(),
+        };
+        if text.contains(needle) {
+            let tag = text.strip_prefix("[block:").unwrap();
+            return tag[..tag.find(']').unwrap()].to_owned();
+        }
+    }
+    panic!("{needle} is in no tool result");
+}
+
+#[test]
+fn a_native_context_update_is_applied_journaled_and_answered() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 11);
+        // The block ids are the engine's: system 001, task 002, reply 003, result 004.
+        let update = c(
+            "u1",
+            "context_update",
+            json!({"reason": "a.txt is read; keep a reference",
+                   "operations": [{"op": "payload_offload", "ids": ["tool_004"],
+                                   "description": "a.txt, read", "content": "36 lines of a",
+                                   "retrieval_hint": "artifact_get it"}]}),
+        );
+        let replies = vec![
+            turn(api, &[read("c1", "a.txt")], &mut rng),
+            turn(api, &[update], &mut rng),
+            done(api, &mut rng),
+        ];
+        let (run, bodies) = run(
+            api,
+            replies,
+            seed as u64,
+            settings(&dir, Arm::Cpat, 1_000_000),
+            |_| {},
+        );
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        assert_eq!(block_of(api, &bodies[1], "a line 0000"), "tool_004");
+        // Applied with actor agent, journaled.
+        let records = journal(&dir);
+        let patch = records
+            .iter()
+            .find(|r| r["type"] == "patch" && r["actor"] == "agent")
+            .expect("the agent's patch");
+        assert_eq!(patch["result"]["ok"], true, "{patch}");
+        assert_eq!(patch["operations"][0]["op"], "payload_offload");
+        // Its result comes back as the call's result; a.txt is its reference from then on.
+        let last = &bodies[2];
+        assert_governed(api, last);
+        let text = serde_json::to_string(last).unwrap();
+        assert!(
+            !text.contains("a line 0035"),
+            "{}: a.txt is inline",
+            api.name()
+        );
+        assert!(text.contains("36 lines of a"));
+        let result = run
+            .of_type("tool_result")
+            .into_iter()
+            .find(|r| r["id"] == "u1")
+            .unwrap()
+            .clone();
+        assert_eq!(result["ok"], true, "{result}");
+        assert!(text.contains("freed_tokens"), "the result is not sent");
+    }
+}
+
+#[test]
+fn threshold_offers_no_context_tool_and_refuses_a_call_to_one() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 21);
+        let get = c("g1", "artifact_get", json!({"uri": "artifact://x"}));
+        let replies = vec![turn(api, &[get], &mut rng), done(api, &mut rng)];
+        let (run, bodies) = run(
+            api,
+            replies,
+            seed as u64,
+            settings(&dir, Arm::Threshold, 1_000_000),
+            |_| {},
+        );
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        for body in &bodies {
+            assert_governed(api, body);
+            let tools = tool_names(api, body);
+            assert_eq!(
+                tools,
+                [
+                    "read_file",
+                    "list_dir",
+                    "write_file",
+                    "apply_patch",
+                    "shell"
+                ],
+                "{}",
+                api.name()
+            );
+        }
+        let refused = run.of_type("refused");
+        assert_eq!(refused.len(), 1);
+        let reason = refused[0]["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with("unknown_tool: artifact_get is not offered in the threshold arm"),
+            "{reason}"
+        );
+    }
+}
+
+#[test]
+fn the_boundary_pass_offers_only_context_update_and_ingests_only_its_patch() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 31);
+        let update = c(
+            "b1",
+            "context_update",
+            json!({"reason": "the first question is answered",
+                   "operations": [{"op": "set_visibility", "ids": ["assistant_003", "tool_004"],
+                                   "visibility": "archived"}]}),
+        );
+        let replies = vec![
+            turn(api, &[read("c1", "a.txt")], &mut rng),
+            stream(api, "The first answer.", &[], End::Done, &mut rng),
+            turn(api, &[update], &mut rng),
+            stream(api, "The second answer.", &[], End::Done, &mut rng),
+        ];
+        let (run, bodies) = run(
+            api,
+            replies,
+            seed as u64,
+            settings(&dir, Arm::Cpat, 1_000_000),
+            |config| config.followups = vec!["and the second question?".into()],
+        );
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        assert_eq!(bodies.len(), 4);
+        // The pass: the view, the boundary prompt, the manifest; context_update alone.
+        let pass = &bodies[2];
+        assert_eq!(tool_names(api, pass), ["context_update"], "{}", api.name());
+        assert_paired(api, pass);
+        assert!(last_text(api, pass).starts_with("<context_manifest>"));
+        let all = items(api, pass);
+        let prompt_at = all
+            .iter()
+            .position(|m| text_of(m).contains(BOUNDARY_PROMPT.trim()))
+            .expect("the boundary prompt");
+        assert!(
+            prompt_at + 2 >= all.len(),
+            "the prompt is not second to last"
+        );
+        assert!(all
+            .iter()
+            .any(|m| text_of(m).contains("and the second question?")));
+        // Its patch is journaled; nothing else of it is ingested.
+        let records = journal(&dir);
+        let patch = records
+            .iter()
+            .find(|r| r["type"] == "patch" && r["actor"] == "agent")
+            .expect("the pass's patch");
+        assert_eq!(patch["result"]["ok"], true, "{patch}");
+        let after = serde_json::to_string(&bodies[3]).unwrap();
+        assert!(!after.contains(BOUNDARY_PROMPT.trim()));
+        assert!(
+            !after.contains("\"b1\""),
+            "the pass's call is in the conversation"
+        );
+        assert!(
+            !after.contains("a line 0035"),
+            "the archived result is visible"
+        );
+        assert_governed(api, &bodies[3]);
+        let record = run
+            .of_type("context")
+            .into_iter()
+            .find(|r| r["step"] == "boundary")
+            .unwrap()
+            .clone();
+        assert_eq!(record["ok"], true, "{record}");
+    }
+}
+
+/// Whether a body closes the tools, in its API's form.
+fn tools_closed(api: Api, body: &Value) -> bool {
+    match api {
+        Api::AnthropicMessages => body["tool_choice"] == json!({"type": "none"}),
+        _ => body["tool_choice"] == "none",
+    }
+}
+
+#[test]
+fn reacts_hard_window_sends_one_request_with_the_tools_closed() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 41);
+        let mut s = settings(&dir, Arm::React, 1_000_000);
+        // The system prompt alone is over it.
+        s.hard_window = Some(200);
+        let replies = vec![turn(api, &[read("c1", "a.txt")], &mut rng)];
+        let (run, bodies) = run(api, replies, seed as u64, s, |_| {});
+        assert_eq!(run.status, EndStatus::TerminatedEarly, "{}", run.transcript);
+        assert_eq!(bodies.len(), 1, "{}", api.name());
+        assert!(tools_closed(api, &bodies[0]), "{}", bodies[0]);
+        assert_governed(api, &bodies[0]);
+        // The call the last turn made anyway is refused, never run.
+        let refused = run.of_type("refused");
+        assert_eq!(refused.len(), 1);
+        assert!(refused[0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("tools_closed"));
+        assert!(run.of_type("tool_result").is_empty());
+        assert!(steps(&run).contains(&"hard_window".to_owned()));
+    }
+}
+
+#[test]
+fn react_has_no_ladder_and_no_context_tool() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 51);
+        // A window the big file alone is over: react neither spills nor reports.
+        let replies = vec![
+            turn(api, &[read("c1", "big.txt")], &mut rng),
+            done(api, &mut rng),
+        ];
+        let (run, bodies) = run(
+            api,
+            replies,
+            seed as u64,
+            settings(&dir, Arm::React, 1500),
+            |_| {},
+        );
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        assert!(steps(&run).is_empty(), "{:?}", steps(&run));
+        for body in &bodies {
+            assert_governed(api, body);
+            assert!(!tool_names(api, body).contains(&"context_update".to_owned()));
+        }
+        assert!(serde_json::to_string(&bodies[1])
+            .unwrap()
+            .contains("big line 0089"));
+    }
+}
+
+#[test]
+fn a_context_overflow_compacts_once_with_the_prompt_and_no_tools() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 61);
+        let summary = "<analysis>draft</analysis><summary>a.txt and b.txt were read.</summary>";
+        let replies = vec![
+            turn(api, &[read("c1", "a.txt")], &mut rng),
+            turn(api, &[read("c2", "b.txt")], &mut rng),
+            Reply::status(400, "context_length_exceeded: the prompt is too long"),
+            stream(api, summary, &[], End::Done, &mut rng),
+            done(api, &mut rng),
+        ];
+        let mut s = settings(&dir, Arm::Cpat, 1_000_000);
+        s.ladder.keep_recent = 1;
+        let (run, bodies) = run(api, replies, seed as u64, s, |_| {});
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        assert_eq!(bodies.len(), 5, "{}", api.name());
+        // The compaction call: the view, then the seed's prompt; no tool to call.
+        let compaction = &bodies[3];
+        assert_paired(api, compaction);
+        assert_eq!(last_text(api, compaction), COMPACT_PROMPT);
+        match api {
+            // Anthropic refuses tool_use blocks without tools: declared, and closed.
+            Api::AnthropicMessages => assert!(tools_closed(api, compaction)),
+            _ => assert!(compaction.get("tools").is_none(), "{compaction}"),
+        }
+        let compacted = run
+            .of_type("context")
+            .into_iter()
+            .find(|r| r["step"] == "context_overflow")
+            .unwrap()
+            .clone();
+        assert_eq!(compacted["ok"], true, "{compacted}");
+        let after = &bodies[4];
+        assert_governed(api, after);
+        let text = serde_json::to_string(after).unwrap();
+        assert!(text.contains("a.txt and b.txt were read."));
+        assert!(!text.contains("draft"));
+    }
+}
+
+/// The view the replayed run would send next (`frontier context replay DIR`), as Chat
+/// messages `(role, content)`, the manifest left out.
+fn replayed_view(dir: &Path) -> Vec<(String, String)> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(["context", "replay"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    agent_support::assert_success(&out);
+    let replayed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(replayed["stopped"], Value::Null);
+    let run_json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run_json["generational"], true);
+    let messages = replayed["view"]["messages"].as_array().unwrap();
+    messages[..messages.len() - 1]
+        .iter()
+        .map(|m| {
+            let content = m["content"].as_str().unwrap().to_owned();
+            (m["role"].as_str().unwrap().to_owned(), content)
+        })
+        .collect()
+}
+
+#[test]
+fn generational_retires_the_oldest_first_and_replays_to_the_view_sent() {
+    let api = Api::OpenAiChat;
+    let window = critical_window(api, Arm::Cpat);
+    let runs = tempfile::tempdir().unwrap();
+    let dir: PathBuf = runs.path().join("run");
+    let mut rng = Rng(71);
+    let mut s = settings(&dir, Arm::Cpat, window);
+    s.budget.generational = true;
+    // Nothing cleared by the ladder: the fallback chooses among all four results.
+    s.ladder.cache_ttl = std::time::Duration::from_secs(3600);
+    let (run, bodies) = run(api, scenario(api, &mut rng), 71, s, |_| {});
+    assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+    let steps = steps(&run);
+    assert!(
+        steps.contains(&"generational_fallback".to_owned()),
+        "{steps:?}"
+    );
+    assert!(
+        !steps.contains(&"critical_fallback".to_owned()),
+        "{steps:?}"
+    );
+    // Retired oldest first, in store order: a.txt's first read before the others (big.txt
+    // was spilled before).
+    let records = journal(&dir);
+    let retired: Vec<String> = records
+        .iter()
+        .filter(|r| r["type"] == "patch" && r["actor"] == "runtime")
+        .filter(|r| !r["reason"].as_str().unwrap().starts_with("spill"))
+        .map(|r| r["operations"][0]["ids"][0].as_str().unwrap().to_owned())
+        .collect();
+    assert!(!retired.is_empty(), "{records:?}");
+    let mut sorted = retired.clone();
+    sorted.sort();
+    assert_eq!(retired, sorted, "not oldest first");
+    assert_eq!(retired[0], block_of(api, &bodies[2], "a line 0000"));
+    for body in &bodies {
+        assert_governed(api, body);
+    }
+    // The replay gives the view of the last request: the same messages in the same order
+    // (the retired generations last), with the final answer, which came after it, in the
+    // live part.
+    let sent: Vec<(String, String)> = items(api, &bodies[4])
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap().to_owned(), text_of(m)))
+        .collect();
+    let mut view = replayed_view(&dir);
+    let answer = ("assistant".to_owned(), "Done.".to_owned());
+    let at = view.iter().position(|m| m == &answer).expect("the answer");
+    view.remove(at);
+    assert!(at < view.len(), "the answer is not before the retired tail");
+    assert_eq!(sent[..sent.len() - 1], view[..]);
+}
+
+#[test]
+fn follow_up_questions_are_asked_in_the_native_loop_without_an_engine_too() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let mut rng = Rng(seed as u64 + 81);
+        let replies = vec![
+            turn(api, &[read("c1", "a.txt")], &mut rng),
+            stream(api, "The first answer.", &[], End::Done, &mut rng),
+            stream(api, "The second answer.", &[], End::Done, &mut rng),
+        ];
+        let (base, server) = serve(replies, seed as u64);
+        let mut model = provider(api, &base);
+        let run = run_native_with(&mut model, |config| {
+            config.task = Some(TASK.into());
+            files(config.workspace.root());
+            config.followups = vec!["and the second question?".into()];
+        });
+        let bodies: Vec<Value> = server.join().unwrap().into_iter().map(|r| r.body).collect();
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        assert_eq!(bodies.len(), 3);
+        assert_eq!(run.of_type("question").len(), 1);
+        // The first answer, then the question, last; no engine: no manifest, no context tool.
+        let all = items(api, &bodies[2]);
+        assert_eq!(last_text(api, &bodies[2]), "and the second question?");
+        assert!(all.iter().any(|m| text_of(m).contains("The first answer.")));
+        assert!(!tool_names(api, &bodies[2]).contains(&"context_update".to_owned()));
+        assert_paired(api, &bodies[2]);
+    }
+}
+
+#[test]
+fn a_model_that_reuses_its_call_ids_gets_them_unique_in_every_request() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 91);
+        let replies = vec![
+            turn(api, &[read("c1", "a.txt")], &mut rng),
+            turn(api, &[read("c1", "b.txt")], &mut rng),
+            done(api, &mut rng),
+        ];
+        let (run, bodies) = run(
+            api,
+            replies,
+            seed as u64,
+            settings(&dir, Arm::Cpat, 1_000_000),
+            |_| {},
+        );
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        let last = &bodies[2];
+        assert_governed(api, last);
+        let ids = made(api, last);
+        // The first keeps the model's id; the second is the engine's (turn 2's c1).
+        assert_eq!(ids, ["c1", "t2.c1"], "{}", api.name());
+    }
+}
+
+#[test]
+fn folded_subtasks_keep_every_call_paired() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 101);
+        let mut s = settings(&dir, Arm::Cpat, 1_000_000);
+        // Fold whatever is finished: everything but the latest subtask.
+        s.ladder.collapse_ratio = 0.0001;
+        s.ladder.keep_recent = 1;
+        s.ladder.cache_ttl = std::time::Duration::from_secs(3600);
+        let replies = vec![
+            turn(api, &[read("c1", "a.txt"), read("c2", "b.txt")], &mut rng),
+            turn(api, &[read("c3", "b.txt")], &mut rng),
+            turn(api, &[read("c4", "a.txt")], &mut rng),
+            done(api, &mut rng),
+        ];
+        let (run, bodies) = run(api, replies, seed as u64, s, |_| {});
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        let folds = steps(&run).iter().filter(|s| *s == "fold").count();
+        assert!(folds >= 2, "{}: {:?}", api.name(), steps(&run));
+        for body in &bodies {
+            assert_governed(api, body);
+        }
+        // The first subtask is its summary in the last request, its calls no longer made.
+        let last = &bodies[3];
+        let text = serde_json::to_string(last).unwrap();
+        assert!(
+            text.contains("Finished subtask: c1 read_file, c2 read_file"),
+            "{text}"
+        );
+        let made = made(api, last);
+        assert!(!made.contains(&"c1".to_owned()), "{made:?}");
+        assert!(made.contains(&"c4".to_owned()), "{made:?}");
+    }
+}
