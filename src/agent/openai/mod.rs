@@ -3,7 +3,9 @@
 //! `POST $OPENAI_BASE_URL/chat/completions` with `"stream": true`; each event's
 //! `choices[0].delta.content` is a chunk of the model's output (CTL), handed to the loop as it
 //! arrives, and `choices[0].finish_reason` says how the turn ended; `data: [DONE]` closes the
-//! stream. The request goes through [`http`] (a reader thread, so every wait has
+//! stream. The request asks for the turn's token usage (`"stream_options":
+//! {"include_usage": true}`): the last chunk's `usage`, read as [`crate::streams::usage`]
+//! says, is the turn's ([`ModelSource::take_usage`]). The request goes through [`http`] (a reader thread, so every wait has
 //! its own deadline) and the body through the [`SseReader`].
 //!
 //! Quirks of servers in the wild that are handled rather than failed:
@@ -37,6 +39,7 @@ use serde_json::{json, Map, Value};
 use super::http::{self, Exchange, Head, HeadError, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
 use super::sse::{self, SseReader};
+use crate::streams::{Api, Usage};
 
 mod config;
 mod wire;
@@ -64,6 +67,8 @@ pub struct OpenAi {
     /// The token field was already switched once after a refusal.
     field_switched: bool,
     notices: Box<dyn FnMut(&str) + Send>,
+    /// The usage the last turn reported.
+    usage: Option<Usage>,
 }
 
 impl OpenAi {
@@ -81,6 +86,7 @@ impl OpenAi {
             agent,
             field_switched: false,
             notices: Box::new(|notice| eprintln!("frontier: openai: {notice}")),
+            usage: None,
         }
     }
 
@@ -110,6 +116,7 @@ impl OpenAi {
         body.insert("model".into(), json!(self.config.model));
         body.insert("messages".into(), Value::Array(messages));
         body.insert("stream".into(), json!(true));
+        body.insert("stream_options".into(), json!({"include_usage": true}));
         body.insert(
             self.config.token_field.name().into(),
             json!(request.max_tokens),
@@ -192,7 +199,8 @@ impl OpenAi {
                 Next::TimedOut => return Err(self.silent()),
             }
         }
-        let (content, finish) = parse_completion(&body)?;
+        let (content, finish, usage) = parse_completion(&body)?;
+        self.usage = usage.and_then(|u| Usage::read(Api::OpenAiChat, &u));
         if let Some(text) = content.filter(|t| !t.is_empty()) {
             let _ = sink(text.as_bytes());
         }
@@ -243,6 +251,9 @@ impl OpenAi {
                 }
             };
             let pushed = reader.push(&bytes, &mut |event| state.event(event.data, sink));
+            if let Some(usage) = state.usage.take() {
+                self.usage = Some(usage);
+            }
             if let Err(e) = pushed {
                 state.failure = Some(ModelError::Malformed(e.to_string()));
             }
@@ -303,6 +314,8 @@ struct StreamState {
     /// The sink wants no more.
     stopped: bool,
     failure: Option<ModelError>,
+    /// The last usage of the right shape an event carried, not yet taken.
+    usage: Option<Usage>,
 }
 
 impl StreamState {
@@ -312,7 +325,13 @@ impl StreamState {
                 self.done = true;
                 return ControlFlow::Break(());
             }
-            Ok(Delta::Content(content, reason)) => (content, reason),
+            Ok(Delta::Content(content, reason, usage)) => {
+                // A usage of the wrong shape is ignored, never a failure of the turn.
+                if let Some(usage) = usage.and_then(|u| Usage::read(Api::OpenAiChat, &u)) {
+                    self.usage = Some(usage);
+                }
+                (content, reason)
+            }
             Err(e) => {
                 self.failure = Some(e);
                 return ControlFlow::Break(());
@@ -349,6 +368,7 @@ impl ModelSource for OpenAi {
         request: &Request<'_>,
         sink: &mut dyn FnMut(&[u8]) -> Flow,
     ) -> Result<Option<Finish>, ModelError> {
+        self.usage = None;
         let (exchange, content_type) = self.open(request)?;
         if content_type == "application/json" || content_type.ends_with("+json") {
             self.whole_body(exchange, sink)
@@ -359,5 +379,9 @@ impl ModelSource for OpenAi {
 
     fn describe(&self) -> String {
         format!("openai:{}", self.config.model)
+    }
+
+    fn take_usage(&mut self) -> Option<Usage> {
+        self.usage.take()
     }
 }

@@ -42,8 +42,14 @@ pub(crate) fn refuses_field(code: u16, body: &str, field: &str) -> bool {
 
 /// What one stream event said.
 pub(super) enum Delta {
-    Content(Option<String>, Option<Finish>),
+    /// The content, the finish, the `usage` object (the last chunk's, when asked for).
+    Content(Option<String>, Option<Finish>, Option<Value>),
     Done,
+}
+
+/// An event's or answer's `usage`, unless absent or null.
+fn usage_of(value: &Value) -> Option<Value> {
+    value.get("usage").filter(|u| !u.is_null()).cloned()
 }
 
 fn shown(data: &[u8]) -> String {
@@ -103,21 +109,22 @@ pub(super) fn parse_event(data: &[u8]) -> Result<Delta, ModelError> {
         return Ok(Delta::Done);
     }
     let value = parse_json(data, "event")?;
+    let usage = usage_of(&value);
     let Some(choice) = first_choice(&value, data, "event")? else {
-        // Some servers send a last event with usage only and no choices.
-        return Ok(Delta::Content(None, None));
+        // The last event, with usage only and no choices.
+        return Ok(Delta::Content(None, None, usage));
     };
     let content = text(
         choice.get("delta").and_then(|d| d.get("content")),
         "delta.content",
     )?;
-    Ok(Delta::Content(content, finish_of(choice)?))
+    Ok(Delta::Content(content, finish_of(choice)?, usage))
 }
 
-/// A whole `chat.completion`: `choices[0].message.content` and its finish.
+/// A whole `chat.completion`: `choices[0].message.content`, its finish, its `usage`.
 pub(super) fn parse_completion(
     data: &[u8],
-) -> Result<(Option<String>, Option<Finish>), ModelError> {
+) -> Result<(Option<String>, Option<Finish>, Option<Value>), ModelError> {
     let value = parse_json(data, "answer")?;
     let choice = first_choice(&value, data, "answer")?
         .ok_or_else(|| ModelError::Malformed(format!("answer with no choice: {}", shown(data))))?;
@@ -125,7 +132,7 @@ pub(super) fn parse_completion(
         choice.get("message").and_then(|m| m.get("content")),
         "message.content",
     )?;
-    Ok((content, finish_of(choice)?))
+    Ok((content, finish_of(choice)?, usage_of(&value)))
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use super::openai::{
 };
 use super::retry::RetryPolicy;
 use super::tools::Tool;
-use crate::streams::{Api, Event, Format, Limits, StreamReader};
+use crate::streams::{Api, Event, Format, Limits, StreamReader, Usage};
 
 pub mod shape;
 
@@ -156,6 +156,8 @@ pub struct Provider {
     /// What the turn being answered said: its text and the calls it made.
     said: String,
     calls: Vec<SentCall>,
+    /// The usage the last CTL turn reported (a native turn's is in its summary).
+    usage: Option<Usage>,
 }
 
 /// The HTTP side: one request with its retries, one body into a stream reader.
@@ -188,6 +190,7 @@ impl Provider {
             tools: Vec::new(),
             said: String::new(),
             calls: Vec::new(),
+            usage: None,
         }
     }
 
@@ -414,6 +417,7 @@ impl ModelSource for Provider {
             conversation.user(super::openai::DEFAULT_TASK);
         }
         let model = self.client.config.model.clone();
+        self.usage = None;
         let exchange = self.client.open(&|field| {
             conversation.body(&model, request.max_tokens, field.name(), &[], ToolMode::Ctl)
         })?;
@@ -426,6 +430,7 @@ impl ModelSource for Provider {
             }
         };
         let turn = self.client.read(exchange, &mut on_event, &|| stopped.get());
+        self.usage.clone_from(&turn.summary.usage);
         if stopped.get() {
             return Ok(Some(Finish::Stop));
         }
@@ -434,6 +439,10 @@ impl ModelSource for Provider {
 
     fn describe(&self) -> String {
         NativeSource::describe(self)
+    }
+
+    fn take_usage(&mut self) -> Option<Usage> {
+        self.usage.take()
     }
 }
 
