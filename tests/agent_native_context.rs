@@ -14,10 +14,11 @@ use std::path::{Path, PathBuf};
 
 use agent_support::native::{body, c, done, items, made, provider, stream, with_usage, End, C};
 use agent_support::server::{serve, Received, Reply, Rng};
-use agent_support::{run_native_with, RunResult};
+use agent_support::{run_native_with, run_with, RunResult};
 use frontier::agent::context::boundary::BOUNDARY_PROMPT;
 use frontier::agent::context::compaction::COMPACT_PROMPT;
 use frontier::agent::context::{Arm, Ladder, Settings};
+use frontier::agent::provider::{Provider, ProviderConfig, ToolMode};
 use frontier::agent::{Config, EndStatus};
 use frontier::context::durable::Durability;
 use frontier::streams::Api;
@@ -1109,5 +1110,45 @@ fn the_generational_gate_reads_the_reported_cached_fraction() {
         );
         assert_eq!(record["cached_fraction"], 0.0, "{}: {record}", api.name());
         assert!(retired(&dir) > 0, "{}", api.name());
+    }
+}
+
+#[test]
+fn a_ctl_run_through_each_provider_journals_the_usage_it_reported() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 17);
+        let ctl = "call c1 read_file\narg path 5\na.txtend\n";
+        let replies = vec![
+            reporting(api, ctl, &[], (3000, Some(2048)), &mut rng),
+            reporting(api, "", &[], (3100, None), &mut rng),
+        ];
+        let (base, server) = serve(replies, seed as u64);
+        // The provider's client with no API tools: CTL in the text.
+        let base = match api {
+            Api::AnthropicMessages => base,
+            _ => format!("{base}/v1"),
+        };
+        let mut config = ProviderConfig::new(api, base, "m");
+        config.api_key = Some("k".into());
+        let mut model = Provider::new(config, ToolMode::Ctl).with_notices(|_| {});
+        let run = run_with(&mut model, |config| {
+            config.task = Some(TASK.into());
+            files(config.workspace.root());
+            config.context = Some(settings(&dir, Arm::Cpat, 1_000_000));
+        });
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        assert_eq!(server.join().unwrap().len(), 2);
+        let usages: Vec<Value> = llm_calls(&dir).iter().map(|r| r["usage"].clone()).collect();
+        assert_eq!(usages.len(), 2);
+        assert_eq!(usages[0]["prompt_tokens"], 3000, "{}", api.name());
+        assert_eq!(usages[0]["prompt_cache_hit_tokens"], 2048, "{}", api.name());
+        assert_eq!(usages[1]["prompt_tokens"], 3100, "{}", api.name());
+        assert!(
+            usages[1].get("prompt_cache_hit_tokens").is_none(),
+            "{}",
+            api.name()
+        );
     }
 }

@@ -154,4 +154,21 @@ mod tests {
         assert!(!refuses_field(400, too_large, "max_tokens"));
         assert!(!refuses_field(500, openai, "max_tokens"));
     }
+
+    #[test]
+    fn the_usage_of_an_event_or_a_whole_answer_is_read_when_not_null() {
+        let usage = br#"{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2}}"#;
+        let Ok(Delta::Content(None, None, Some(u))) = parse_event(usage) else {
+            panic!("a usage chunk");
+        };
+        assert_eq!(u["prompt_tokens"], 10);
+        let null = br#"{"choices":[{"index":0,"delta":{"content":"x"}}],"usage":null}"#;
+        assert!(matches!(
+            parse_event(null),
+            Ok(Delta::Content(Some(_), None, None))
+        ));
+        let whole = br#"{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":7}}"#;
+        let (_, _, u) = parse_completion(whole).unwrap();
+        assert_eq!(u.unwrap()["prompt_tokens"], 7);
+    }
 }
