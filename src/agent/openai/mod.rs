@@ -20,6 +20,9 @@
 //! - the output limit's field: `max_tokens` or `max_completion_tokens` ([`TokenField`]); a
 //!   400 that names the one sent as unsupported is retried once with the other, which is kept
 //!   for the rest of the session;
+//! - a server that refuses `stream_options` as unsupported (a 400 or 422 naming it): the
+//!   request is sent again without it, and it is left out for the rest of the session (the
+//!   turns then report no usage);
 //! - chat templates that refuse a conversation without a user message: one is always sent
 //!   ([`DEFAULT_TASK`] when the conversation has none).
 //!
@@ -48,8 +51,8 @@ pub use config::{
     seconds, OpenAiConfig, TokenField, DEFAULT_FINISH_GRACE, DEFAULT_READ_TIMEOUT,
     MAX_FINISH_GRACE, MAX_READ_TIMEOUT,
 };
-pub(crate) use wire::refuses_field;
 use wire::{parse_completion, parse_event, Delta};
+pub(crate) use wire::{refuses_field, usage_refused_notice};
 
 /// The API's base URL when `OPENAI_BASE_URL` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -66,6 +69,8 @@ pub struct OpenAi {
     agent: ureq::Agent,
     /// The token field was already switched once after a refusal.
     field_switched: bool,
+    /// The server refused `stream_options`: it is no longer sent.
+    usage_refused: bool,
     notices: Box<dyn FnMut(&str) + Send>,
     /// The usage the last turn reported.
     usage: Option<Usage>,
@@ -85,6 +90,7 @@ impl OpenAi {
             config,
             agent,
             field_switched: false,
+            usage_refused: false,
             notices: Box::new(|notice| eprintln!("frontier: openai: {notice}")),
             usage: None,
         }
@@ -116,7 +122,9 @@ impl OpenAi {
         body.insert("model".into(), json!(self.config.model));
         body.insert("messages".into(), Value::Array(messages));
         body.insert("stream".into(), json!(true));
-        body.insert("stream_options".into(), json!({"include_usage": true}));
+        if !self.usage_refused {
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
         body.insert(
             self.config.token_field.name().into(),
             json!(request.max_tokens),
@@ -158,6 +166,11 @@ impl OpenAi {
             };
             if body.contains("context_length_exceeded") || body.contains("maximum context length") {
                 return Err(ModelError::ContextOverflow(format!("HTTP {code}: {body}")));
+            }
+            if !self.usage_refused && refuses_field(code, &body, "stream_options") {
+                self.usage_refused = true;
+                (self.notices)(&usage_refused_notice(code));
+                continue;
             }
             let sent = self.config.token_field;
             if !self.field_switched && refuses_field(code, &body, sent.name()) {

@@ -40,6 +40,15 @@ pub(crate) fn refuses_field(code: u16, body: &str, field: &str) -> bool {
         .any(|w| lower.contains(w))
 }
 
+/// What a client says when the server refuses `stream_options` and the request is sent again
+/// without it.
+pub(crate) fn usage_refused_notice(code: u16) -> String {
+    format!(
+        "the server refused `stream_options` (HTTP {code}); retrying without it, kept for the \
+         rest of the session: its turns report no token usage"
+    )
+}
+
 /// What one stream event said.
 pub(super) enum Delta {
     /// The content, the finish, the `usage` object (the last chunk's, when asked for).

@@ -23,7 +23,8 @@ use super::http::{self, Exchange, Head, HeadError, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
 use super::native::{ComposedRequest, NativeSource, NativeTurn};
 use super::openai::{
-    refuses_field, OpenAiConfig, TokenField, DEFAULT_READ_TIMEOUT, MAX_READ_TIMEOUT,
+    refuses_field, usage_refused_notice, OpenAiConfig, TokenField, DEFAULT_READ_TIMEOUT,
+    MAX_READ_TIMEOUT,
 };
 use super::retry::RetryPolicy;
 use super::tools::Tool;
@@ -166,6 +167,8 @@ struct Client {
     agent: ureq::Agent,
     /// Chat's token field was already switched once after a refusal.
     field_switched: bool,
+    /// The Chat server refused `stream_options`: it is no longer sent.
+    usage_refused: bool,
     notices: Box<dyn FnMut(&str) + Send>,
 }
 
@@ -184,6 +187,7 @@ impl Provider {
                 config,
                 agent,
                 field_switched: false,
+                usage_refused: false,
                 notices: Box::new(move |notice| eprintln!("frontier: {name}: {notice}")),
             },
             mode,
@@ -208,7 +212,13 @@ impl Client {
         let (url, headers) = (self.config.url(), self.config.headers());
         let mut attempt = 0;
         loop {
-            let sent = body(self.config.token_field).to_string();
+            let mut sent = body(self.config.token_field);
+            if self.usage_refused {
+                if let Some(fields) = sent.as_object_mut() {
+                    fields.shift_remove("stream_options");
+                }
+            }
+            let sent = sent.to_string();
             let mut exchange = http::post(&self.agent, &url, &headers, sent);
             let (code, text, retry_after) = match exchange.head(self.config.read_timeout) {
                 Ok(Head::Ok { .. }) => return Ok(exchange),
@@ -231,11 +241,14 @@ impl Client {
             {
                 return Err(ModelError::ContextOverflow(format!("HTTP {code}: {text}")));
             }
+            let chat = self.config.api == Api::OpenAiChat;
+            if chat && !self.usage_refused && refuses_field(code, &text, "stream_options") {
+                self.usage_refused = true;
+                (self.notices)(&usage_refused_notice(code));
+                continue;
+            }
             let field = self.config.token_field;
-            if self.config.api == Api::OpenAiChat
-                && !self.field_switched
-                && refuses_field(code, &text, field.name())
-            {
+            if chat && !self.field_switched && refuses_field(code, &text, field.name()) {
                 self.field_switched = true;
                 self.config.token_field = field.other();
                 (self.notices)(&field.switch_notice(code));
