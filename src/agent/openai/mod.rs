@@ -212,12 +212,12 @@ impl OpenAi {
                 Next::TimedOut => return Err(self.silent()),
             }
         }
-        let (content, finish, usage) = parse_completion(&body)?;
-        self.usage = usage.and_then(|u| Usage::read(Api::OpenAiChat, &u));
-        if let Some(text) = content.filter(|t| !t.is_empty()) {
+        let answer = parse_completion(&body)?;
+        self.usage = answer.usage.and_then(|u| Usage::read(Api::OpenAiChat, &u));
+        if let Some(text) = answer.content.filter(|t| !t.is_empty()) {
             let _ = sink(text.as_bytes());
         }
-        Ok(Some(finish.unwrap_or(Finish::Stop)))
+        Ok(Some(answer.finish.unwrap_or(Finish::Stop)))
     }
 
     /// The body is an event stream.

@@ -130,10 +130,18 @@ pub(super) fn parse_event(data: &[u8]) -> Result<Delta, ModelError> {
     Ok(Delta::Content(content, finish_of(choice)?, usage))
 }
 
-/// A whole `chat.completion`: `choices[0].message.content`, its finish, its `usage`.
-pub(super) fn parse_completion(
-    data: &[u8],
-) -> Result<(Option<String>, Option<Finish>, Option<Value>), ModelError> {
+/// What a whole `chat.completion` said.
+pub(super) struct Completion {
+    /// `choices[0].message.content`.
+    pub content: Option<String>,
+    /// Its finish.
+    pub finish: Option<Finish>,
+    /// Its `usage`.
+    pub usage: Option<Value>,
+}
+
+/// A whole `chat.completion`.
+pub(super) fn parse_completion(data: &[u8]) -> Result<Completion, ModelError> {
     let value = parse_json(data, "answer")?;
     let choice = first_choice(&value, data, "answer")?
         .ok_or_else(|| ModelError::Malformed(format!("answer with no choice: {}", shown(data))))?;
@@ -141,7 +149,11 @@ pub(super) fn parse_completion(
         choice.get("message").and_then(|m| m.get("content")),
         "message.content",
     )?;
-    Ok((content, finish_of(choice)?, usage_of(&value)))
+    Ok(Completion {
+        content,
+        finish: finish_of(choice)?,
+        usage: usage_of(&value),
+    })
 }
 
 #[cfg(test)]
@@ -177,7 +189,7 @@ mod tests {
             Ok(Delta::Content(Some(_), None, None))
         ));
         let whole = br#"{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":7}}"#;
-        let (_, _, u) = parse_completion(whole).unwrap();
-        assert_eq!(u.unwrap()["prompt_tokens"], 7);
+        let usage = parse_completion(whole).unwrap().usage;
+        assert_eq!(usage.unwrap()["prompt_tokens"], 7);
     }
 }
