@@ -424,5 +424,17 @@ mod tests {
         let wrong = r#"{"type":"message_start","message":{"id":"m","usage":"lots"}}"#;
         let (_, summary) = read(Api::AnthropicMessages, &[wrong, stop]);
         assert_eq!((summary.usage, summary.error), (None, None));
+        // A usage that outgrows its bound keeps its counts, not the provider's object.
+        let big = format!(
+            r#"{{"type":"message_delta","delta":{{"stop_reason":"end_turn"}},"usage":{{"output_tokens":15,"note":"{}"}}}}"#,
+            "x".repeat(super::super::usage::MAX_RAW_BYTES)
+        );
+        let (_, summary) = read(Api::AnthropicMessages, &[start, &big, stop]);
+        let usage = summary.usage.unwrap();
+        assert_eq!(
+            (usage.prompt_tokens, usage.completion_tokens),
+            (100, Some(15))
+        );
+        assert_eq!(usage.provider, None);
     }
 }
