@@ -1,7 +1,8 @@
 //! Context governance in the loop: the ladder's steps under a small window (journal records
 //! checked), the current question through compaction, tool-call chains paired in every
 //! request a loopback server receives, `context_update` and `artifact_get` round trips, a
-//! malformed `context_update`, and the `context_overflow` path compacting once.
+//! malformed `context_update`, the `context_overflow` path compacting once, and the usage
+//! each Chat stream reports journaled with its call.
 
 mod agent_support;
 
@@ -862,4 +863,107 @@ fn the_run_directory_inside_the_root_is_out_of_the_tools_reach() {
         "{refused:?}"
     );
     assert!(!root.path().join("run/content/x.txt").exists());
+}
+
+/// A Chat event stream of `turn` (its content in one delta, then the finish) whose last
+/// chunk reports a prompt of `prompt` tokens, `cached` of them from the cache.
+fn reply_reporting(turn: &Turn, prompt: u64, cached: u64) -> Reply {
+    let Turn::Output { bytes, finish } = turn else {
+        unreachable!("a turn of output")
+    };
+    let chunk = |delta: Value, finish: Value| {
+        let v = json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                       "usage": null});
+        format!("data: {v}\n\n")
+    };
+    let content = String::from_utf8(bytes.clone()).unwrap();
+    let mut sse = chunk(
+        json!({"role": "assistant", "content": content}),
+        Value::Null,
+    );
+    sse.push_str(&chunk(json!({}), json!(finish.name())));
+    let usage = json!({"choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": 3,
+                       "prompt_tokens_details": {"cached_tokens": cached}}});
+    sse.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+    Reply::stream(sse.into_bytes())
+}
+
+#[test]
+fn every_chat_call_of_the_ctl_loop_journals_the_usage_it_reported() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    // The turns, the compaction call after the overflow, the first answer, the boundary
+    // pass before the follow-up, the second answer: reply i reports 2,000 + i tokens.
+    let turns = [
+        calls(call("c1", "read_file", &[("path", "a.txt")])),
+        calls(call("c2", "read_file", &[("path", "b.txt")])),
+        Turn::ContextOverflow,
+        answer(SUMMARY),
+        done(),
+        done(),
+        done(),
+    ];
+    let replies = turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| match t {
+            Turn::ContextOverflow => {
+                Reply::status(400, "context_length_exceeded: the prompt is too long")
+            }
+            t => reply_reporting(t, 2000 + i as u64, 1000 + i as u64),
+        })
+        .collect();
+    let (base, server) = server::serve(replies, 3);
+    let mut model = OpenAi::new(OpenAiConfig::new(format!("{base}/v1"), "test-model"));
+    let mut config = Config::new(Workspace::new(root.path()).unwrap());
+    config.task = Some(TASK.into());
+    config.ctl_mode = CtlMode::Extended;
+    let mut settings = Settings::new(runs.path());
+    settings.durability = Durability::Flush;
+    config.context = Some(settings);
+    config.followups = vec!["And the second question?".into()];
+    let mut out = Vec::new();
+    let status = frontier::agent::run(&config, &mut model, &mut out).unwrap();
+    let transcript = transcript_records(&String::from_utf8(out).unwrap());
+    assert_eq!(status, EndStatus::Done, "{transcript:?}");
+    let steps: Vec<&str> = transcript
+        .iter()
+        .filter(|r| r["type"] == "context")
+        .map(|r| r["step"].as_str().unwrap())
+        .collect();
+    assert!(steps.contains(&"context_overflow"), "{steps:?}");
+    assert!(steps.contains(&"boundary"), "{steps:?}");
+    let bodies: Vec<Value> = server.join().unwrap().into_iter().map(|r| r.body).collect();
+    assert_eq!(bodies.len(), turns.len());
+    for body in &bodies {
+        assert_eq!(
+            body["stream_options"],
+            json!({"include_usage": true}),
+            "{body}"
+        );
+    }
+    let calls: Vec<Value> = journal(runs.path())
+        .into_iter()
+        .filter(|r| r["type"] == "llm_call")
+        .collect();
+    assert_eq!(calls.len(), turns.len());
+    for (i, call) in calls.iter().enumerate() {
+        if i == 2 {
+            assert_eq!(
+                call["usage"],
+                json!({}),
+                "the refused request reported nothing"
+            );
+            continue;
+        }
+        let (prompt, cached) = (2000 + i as u64, 1000 + i as u64);
+        assert_eq!(
+            call["usage"],
+            json!({"prompt_tokens": prompt, "completion_tokens": 3,
+                   "prompt_cache_hit_tokens": cached,
+                   "provider": {"prompt_tokens": prompt, "completion_tokens": 3,
+                                "prompt_tokens_details": {"cached_tokens": cached}}}),
+            "call {i}"
+        );
+    }
 }

@@ -853,3 +853,36 @@ fn a_refused_token_field_is_switched_once_with_native_tools() {
         assert!(request.body.get("max_tokens").is_none());
     }
 }
+
+#[test]
+fn a_chat_server_that_refuses_stream_options_is_asked_again_without_it() {
+    let api = Api::OpenAiChat;
+    let mut rng = Rng(19);
+    let refusal = r#"{"object":"error","message":"[{'type': 'extra_forbidden', 'loc': ('body', 'stream_options'), 'msg': 'Extra inputs are not permitted'}]","type":"BadRequestError","param":null,"code":400}"#;
+    let replies = vec![
+        Reply::Status {
+            code: 400,
+            headers: Vec::new(),
+            body: refusal.into(),
+        },
+        stream(
+            api,
+            "",
+            &[c("call_1", "read_file", json!({"path": "a.txt"}))],
+            End::Done,
+            &mut rng,
+        ),
+        done(api, &mut rng),
+    ];
+    let (run, requests) = run(api, replies, 19, &[("a.txt", "x")]);
+    assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        requests[0].body["stream_options"],
+        json!({"include_usage": true})
+    );
+    for request in &requests[1..] {
+        assert!(request.body.get("stream_options").is_none());
+        assert_eq!(request.body["max_tokens"], 4096);
+    }
+}

@@ -5,18 +5,20 @@
 //! manifest last and the task kept; the context tools are native functions in the `cpat` arm
 //! only; the boundary pass offers `context_update` alone; the hard window of `react` closes
 //! the tools for one last call; `--generational` retires the oldest results first and the run
-//! replays to the view that was sent.
+//! replays to the view that was sent; the usage each stream reports is journaled with its
+//! call, calibrates the budget and gives the generational gate its cached fraction.
 
 mod agent_support;
 
 use std::path::{Path, PathBuf};
 
-use agent_support::native::{c, done, items, made, provider, stream, End, C};
+use agent_support::native::{body, c, done, items, made, provider, stream, with_usage, End, C};
 use agent_support::server::{serve, Received, Reply, Rng};
-use agent_support::{run_native_with, RunResult};
+use agent_support::{run_native_with, run_with, RunResult};
 use frontier::agent::context::boundary::BOUNDARY_PROMPT;
 use frontier::agent::context::compaction::COMPACT_PROMPT;
 use frontier::agent::context::{Arm, Ladder, Settings};
+use frontier::agent::provider::{Provider, ProviderConfig, ToolMode};
 use frontier::agent::{Config, EndStatus};
 use frontier::context::durable::Durability;
 use frontier::streams::Api;
@@ -829,5 +831,324 @@ fn folded_subtasks_keep_every_call_paired() {
         let made = made(api, last);
         assert!(!made.contains(&"c1".to_owned()), "{made:?}");
         assert!(made.contains(&"c4".to_owned()), "{made:?}");
+    }
+}
+
+/// A turn of `api` (its text, its calls) whose stream reports a prompt of `prompt` tokens,
+/// `cached` of them from the cache.
+fn reporting(
+    api: Api,
+    text: &str,
+    calls: &[C],
+    (prompt, cached): (u64, Option<u64>),
+    rng: &mut Rng,
+) -> Reply {
+    Reply::stream(with_usage(
+        api,
+        body(api, text, calls, End::Done, rng),
+        prompt,
+        cached,
+    ))
+}
+
+/// The journal's `llm_call` records.
+fn llm_calls(dir: &Path) -> Vec<Value> {
+    journal(dir)
+        .into_iter()
+        .filter(|r| r["type"] == "llm_call")
+        .collect()
+}
+
+/// The member of the provider's own usage object that holds the prompt's count.
+fn provider_prompt_field(api: Api) -> &'static str {
+    match api {
+        Api::OpenAiChat => "prompt_tokens",
+        _ => "input_tokens",
+    }
+}
+
+#[test]
+fn every_model_call_journals_the_usage_its_stream_reported() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 91);
+        let summary = "<analysis>draft</analysis><summary>a.txt and b.txt were read.</summary>";
+        // Reply i reports a prompt of 1,000 + i tokens, half of them cached: the turns, the
+        // compaction call after the overflow, the boundary pass before the follow-up.
+        let usage = |i: u64| (1000 + i, Some(500 + i));
+        let replies = vec![
+            reporting(api, "", &[read("c1", "a.txt")], usage(0), &mut rng),
+            reporting(api, "", &[read("c2", "b.txt")], usage(1), &mut rng),
+            Reply::status(400, "context_length_exceeded: the prompt is too long"),
+            reporting(api, summary, &[], usage(3), &mut rng),
+            reporting(api, "The first answer.", &[], usage(4), &mut rng),
+            reporting(api, "Nothing to tidy.", &[], usage(5), &mut rng),
+            reporting(api, "The second answer.", &[], usage(6), &mut rng),
+        ];
+        let mut s = settings(&dir, Arm::Cpat, 1_000_000);
+        s.ladder.keep_recent = 1;
+        let (run, bodies) = run(api, replies, seed as u64, s, |config| {
+            config.followups = vec!["and the second question?".into()];
+        });
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        assert_eq!(bodies.len(), 7, "{}", api.name());
+        let steps = steps(&run);
+        for step in ["context_overflow", "boundary"] {
+            assert!(steps.iter().any(|s| s == step), "{}: {steps:?}", api.name());
+        }
+        // Chat asks for the usage; the other two report it unasked.
+        for body in &bodies {
+            let asked = body["stream_options"] == json!({"include_usage": true});
+            assert_eq!(asked, api == Api::OpenAiChat, "{}: {body}", api.name());
+        }
+        let calls = llm_calls(&dir);
+        assert_eq!(calls.len(), 7, "{}", api.name());
+        for (i, call) in calls.iter().enumerate() {
+            let usage = &call["usage"];
+            if i == 2 {
+                // The refused request reported nothing.
+                assert_eq!(usage, &json!({}), "{}", api.name());
+                continue;
+            }
+            let (prompt, cached) = (1000 + i as u64, 500 + i as u64);
+            assert_eq!(usage["prompt_tokens"], prompt, "{}: {call}", api.name());
+            assert_eq!(usage["completion_tokens"], 9, "{}: {call}", api.name());
+            assert_eq!(
+                usage["prompt_cache_hit_tokens"],
+                cached,
+                "{}: {call}",
+                api.name()
+            );
+            // The provider's own object, kept under a key of its own.
+            let raw = &usage["provider"];
+            let own = provider_prompt_field(api);
+            let expected_own = if api == Api::AnthropicMessages {
+                prompt - cached
+            } else {
+                prompt
+            };
+            assert_eq!(raw[own], expected_own, "{}: {call}", api.name());
+        }
+    }
+}
+
+#[test]
+fn a_reported_prompt_twice_the_estimate_doubles_the_budgets_used_tokens() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let script = |usage: Option<(u64, Option<u64>)>, rng: &mut Rng| match usage {
+            Some(usage) => vec![
+                reporting(api, "", &[read("c1", "a.txt")], usage, rng),
+                done(api, rng),
+            ],
+            None => vec![turn(api, &[read("c1", "a.txt")], rng), done(api, rng)],
+        };
+        // The estimates at the two calls, with room and no usage reported.
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("reference");
+        let mut rng = Rng(seed as u64 + 5);
+        let (run_ref, _) = run(
+            api,
+            script(None, &mut rng),
+            5,
+            settings(&dir, Arm::Cpat, 1_000_000),
+            |_| {},
+        );
+        assert_eq!(run_ref.status, EndStatus::Done, "{}", run_ref.transcript);
+        let estimates: Vec<u64> = llm_calls(&dir)
+            .iter()
+            .map(|r| {
+                assert_eq!(r["usage"], json!({}), "nothing reported, nothing journaled");
+                r["est_view_tokens"].as_u64().unwrap()
+            })
+            .collect();
+        let (first, second) = (estimates[0], estimates[1]);
+        // A window where the second request's estimate is ok, and twice it soft.
+        let window = (2 * second) * 4 / 3;
+        assert!((second as f64) < 0.7 * window as f64);
+        let reports = |run: &RunResult| -> Vec<(String, u64)> {
+            run.of_type("context")
+                .iter()
+                .filter(|r| r["step"] == "budget_report")
+                .map(|r| {
+                    (
+                        r["pressure"].as_str().unwrap().to_owned(),
+                        r["used"].as_u64().unwrap(),
+                    )
+                })
+                .collect()
+        };
+        // Nothing reported: the raw estimate, no report.
+        let dir = runs.path().join("unreported");
+        let mut rng = Rng(seed as u64 + 5);
+        let (plain, _) = run(
+            api,
+            script(None, &mut rng),
+            5,
+            settings(&dir, Arm::Cpat, window),
+            |_| {},
+        );
+        assert_eq!(plain.status, EndStatus::Done, "{}", plain.transcript);
+        assert_eq!(reports(&plain), [], "{}", api.name());
+        // The first call's prompt reported at twice its estimate: CPAT's clamp(2, 0.5, 2)
+        // scales the next estimate, which is now soft.
+        let dir = runs.path().join("reported");
+        let mut rng = Rng(seed as u64 + 5);
+        let (reported, _) = run(
+            api,
+            script(Some((2 * first, None)), &mut rng),
+            5,
+            settings(&dir, Arm::Cpat, window),
+            |_| {},
+        );
+        assert_eq!(reported.status, EndStatus::Done, "{}", reported.transcript);
+        assert_eq!(
+            reports(&reported),
+            [("soft".to_owned(), 2 * second)],
+            "{}",
+            api.name()
+        );
+        let calls = llm_calls(&dir);
+        assert_eq!(calls[0]["usage"]["prompt_tokens"], 2 * first);
+        assert_eq!(calls[0]["est_view_tokens"], first);
+    }
+}
+
+/// The scenario's turns, the i-th reporting the prompt `usage(i)`.
+fn scenario_reporting(
+    api: Api,
+    rng: &mut Rng,
+    usage: impl Fn(usize) -> (u64, Option<u64>),
+) -> Vec<Reply> {
+    let turns: [&[C]; 4] = [
+        &[read("c1", "big.txt")],
+        &[read("c2", "a.txt")],
+        &[read("c3", "b.txt")],
+        &[read("c4", "a.txt"), read("c5", "b.txt")],
+    ];
+    let mut replies: Vec<Reply> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, calls)| reporting(api, "", calls, usage(i), rng))
+        .collect();
+    replies.push(reporting(api, "Done.", &[], usage(4), rng));
+    replies
+}
+
+#[test]
+fn the_generational_gate_reads_the_reported_cached_fraction() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let generational = |dir: &Path, window: u64| {
+            let mut s = settings(dir, Arm::Cpat, window);
+            s.budget.generational = true;
+            s.ladder.cache_ttl = std::time::Duration::from_secs(3600);
+            s
+        };
+        // The estimate at each call with room: each stream then reports exactly it (the
+        // calibration is 1 until the runs part), and the window is the last one's.
+        let dir = runs.path().join("reference");
+        let mut rng = Rng(seed as u64 + 13);
+        let (reference, _) = run(
+            api,
+            scenario(api, &mut rng),
+            13,
+            generational(&dir, 1_000_000),
+            |_| {},
+        );
+        assert_eq!(
+            reference.status,
+            EndStatus::Done,
+            "{}",
+            reference.transcript
+        );
+        let estimates: Vec<u64> = llm_calls(&dir)
+            .iter()
+            .map(|r| r["est_view_tokens"].as_u64().unwrap())
+            .collect();
+        assert_eq!(estimates.len(), 5);
+        let window = estimates[4];
+        let fallback = |run: &RunResult| {
+            run.of_type("context")
+                .into_iter()
+                .find(|r| r["step"] == "generational_fallback")
+                .cloned()
+                .unwrap_or_else(|| panic!("{}: no fallback in {}", api.name(), run.transcript))
+        };
+        let retired = |dir: &Path| {
+            journal(dir)
+                .iter()
+                .filter(|r| r["type"] == "patch" && r["generation"].is_u64())
+                .count()
+        };
+        // 99 % of every prompt from the cache: with 46 turns left, 46 × 0.01 ≤ 1, so
+        // rewriting the tail would not pay: the gate skips the fallback.
+        let dir = runs.path().join("cached");
+        let mut rng = Rng(seed as u64 + 13);
+        let replies = scenario_reporting(api, &mut rng, |i| {
+            (estimates[i], Some(estimates[i] * 99 / 100))
+        });
+        let (cached, _) = run(api, replies, 13, generational(&dir, window), |_| {});
+        assert_eq!(cached.status, EndStatus::Done, "{}", cached.transcript);
+        let record = fallback(&cached);
+        assert_eq!(record["offloaded"], 0, "{}: {record}", api.name());
+        let fraction = record["cached_fraction"].as_f64().unwrap();
+        let want = (estimates[3] * 99 / 100) as f64 / estimates[3] as f64;
+        assert!((fraction - want).abs() < 1e-12, "{}: {record}", api.name());
+        assert_eq!(retired(&dir), 0, "{}", api.name());
+        // The same prompts with no cache reported: the fallback runs and retires.
+        let dir = runs.path().join("uncached");
+        let mut rng = Rng(seed as u64 + 13);
+        let replies = scenario_reporting(api, &mut rng, |i| (estimates[i], None));
+        let (uncached, _) = run(api, replies, 13, generational(&dir, window), |_| {});
+        assert_eq!(uncached.status, EndStatus::Done, "{}", uncached.transcript);
+        let record = fallback(&uncached);
+        assert!(
+            record["offloaded"].as_u64().unwrap() > 0,
+            "{}: {record}",
+            api.name()
+        );
+        assert_eq!(record["cached_fraction"], 0.0, "{}: {record}", api.name());
+        assert!(retired(&dir) > 0, "{}", api.name());
+    }
+}
+
+#[test]
+fn a_ctl_run_through_each_provider_journals_the_usage_it_reported() {
+    for (seed, api) in APIS.into_iter().enumerate() {
+        let runs = tempfile::tempdir().unwrap();
+        let dir = runs.path().join("run");
+        let mut rng = Rng(seed as u64 + 17);
+        let ctl = "call c1 read_file\narg path 5\na.txtend\n";
+        let replies = vec![
+            reporting(api, ctl, &[], (3000, Some(2048)), &mut rng),
+            reporting(api, "", &[], (3100, None), &mut rng),
+        ];
+        let (base, server) = serve(replies, seed as u64);
+        // The provider's client with no API tools: CTL in the text.
+        let base = match api {
+            Api::AnthropicMessages => base,
+            _ => format!("{base}/v1"),
+        };
+        let mut config = ProviderConfig::new(api, base, "m");
+        config.api_key = Some("k".into());
+        let mut model = Provider::new(config, ToolMode::Ctl).with_notices(|_| {});
+        let run = run_with(&mut model, |config| {
+            config.task = Some(TASK.into());
+            files(config.workspace.root());
+            config.context = Some(settings(&dir, Arm::Cpat, 1_000_000));
+        });
+        assert_eq!(run.status, EndStatus::Done, "{}", run.transcript);
+        assert_eq!(server.join().unwrap().len(), 2);
+        let usages: Vec<Value> = llm_calls(&dir).iter().map(|r| r["usage"].clone()).collect();
+        assert_eq!(usages.len(), 2);
+        assert_eq!(usages[0]["prompt_tokens"], 3000, "{}", api.name());
+        assert_eq!(usages[0]["prompt_cache_hit_tokens"], 2048, "{}", api.name());
+        assert_eq!(usages[1]["prompt_tokens"], 3100, "{}", api.name());
+        assert!(
+            usages[1].get("prompt_cache_hit_tokens").is_none(),
+            "{}",
+            api.name()
+        );
     }
 }

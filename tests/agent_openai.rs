@@ -874,3 +874,30 @@ fn the_cli_asks_a_real_model_for_extended_ctl_unless_told_otherwise() {
     assert_eq!(out.status.code(), Some(0), "{:?}", out);
     assert_eq!(bodies(server)[0]["messages"][0]["content"], SYSTEM_PROMPT);
 }
+
+#[test]
+fn a_refused_stream_options_is_left_out_for_the_rest_of_the_session() {
+    let mut rng = Rng(12);
+    let list = || call("c1", "list_dir", &[("path", ".")]);
+    let refusal = r#"{"error":{"message":"Unrecognized request argument supplied: stream_options","type":"invalid_request_error"}}"#;
+    let s = session(
+        vec![
+            Reply::raw_status(400, refusal),
+            Reply::stream(sse(&list(), "tool_calls", &mut rng)),
+            Reply::stream(sse("", "stop", &mut rng)),
+        ],
+        Setup::default(),
+    );
+    assert_eq!(s.run.status, EndStatus::Done, "{}", s.run.transcript);
+    assert_eq!(s.requests.len(), 3);
+    assert_eq!(
+        s.requests[0]["stream_options"],
+        json!({"include_usage": true})
+    );
+    for r in &s.requests[1..] {
+        assert!(r.get("stream_options").is_none(), "{r}");
+        assert_eq!(r["max_tokens"], 4096, "the token field is not switched");
+    }
+    assert_eq!(s.notices.len(), 1, "{:?}", s.notices);
+    assert!(s.notices[0].contains("refused `stream_options`"));
+}

@@ -353,3 +353,70 @@ mod damaged {
         }
     }
 }
+
+/// The usage each recorded stream reports, normalised (`None`: it reports none), the same
+/// for every chunking.
+#[test]
+fn recorded_streams_give_their_normalised_usage() {
+    let cases: &[(Api, &str, Option<serde_json::Value>)] = &[
+        (
+            Api::OpenAiChat,
+            "openai-chat/usage_cached.sse",
+            Some(
+                serde_json::json!({"prompt_tokens": 2006, "completion_tokens": 18,
+                                    "prompt_cache_hit_tokens": 1920}),
+            ),
+        ),
+        (
+            Api::OpenAiChat,
+            "openai-chat/two_calls.sse",
+            Some(serde_json::json!({"prompt_tokens": 12, "completion_tokens": 40})),
+        ),
+        (Api::OpenAiChat, "openai-chat/no_done.sse", None),
+        (
+            Api::OpenAiResponses,
+            "openai-responses/usage.sse",
+            Some(
+                serde_json::json!({"prompt_tokens": 5230, "completion_tokens": 41,
+                                    "prompt_cache_hit_tokens": 4864}),
+            ),
+        ),
+        (
+            Api::OpenAiResponses,
+            "openai-responses/function_calls.sse",
+            None,
+        ),
+        (
+            Api::AnthropicMessages,
+            "anthropic-messages/cache_usage.sse",
+            Some(
+                serde_json::json!({"prompt_tokens": 4000, "completion_tokens": 27,
+                                    "prompt_cache_hit_tokens": 3688}),
+            ),
+        ),
+        (
+            Api::AnthropicMessages,
+            "anthropic-messages/tool_use.sse",
+            Some(serde_json::json!({"prompt_tokens": 25, "completion_tokens": 60})),
+        ),
+        // Cut before its message_delta: message_start's counts.
+        (
+            Api::AnthropicMessages,
+            "anthropic-messages/dropped.sse",
+            Some(serde_json::json!({"prompt_tokens": 25, "completion_tokens": 1})),
+        ),
+    ];
+    for (api, path, want) in cases {
+        let stream = corpus(path);
+        for chunk in [1, 7, stream.len()] {
+            let (_, summary) = read(*api, &stream, chunk);
+            let got = summary.usage.map(|u| {
+                let mut json = u.to_json();
+                let provider = json.as_object_mut().unwrap().shift_remove("provider");
+                assert!(provider.is_some_and(|p| p.is_object()), "{path}");
+                json
+            });
+            assert_eq!(&got, want, "{path} by {chunk}");
+        }
+    }
+}

@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use crate::streams::Usage;
+
 /// How a turn ended, as the model reported it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Finish {
@@ -170,4 +172,10 @@ pub trait ModelSource {
 
     /// A short description for the transcript (`replay:FILE`, `openai:MODEL`).
     fn describe(&self) -> String;
+
+    /// The token usage the provider reported for the last turn, taken (a second call gives
+    /// `None`); `None` when it reported none, as a replayed model never does.
+    fn take_usage(&mut self) -> Option<Usage> {
+        None
+    }
 }

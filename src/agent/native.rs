@@ -61,7 +61,7 @@ use crate::streams::{Arguments, Call, Event, StreamErrorKind, Summary};
 
 use crate::language::CtlMode;
 
-use super::context::{no_usage, Caller, ContextLoop};
+use super::context::{Caller, ContextLoop};
 use super::model::ModelError;
 use super::provider::{Composed, SentCall, ToolChoice, ToolReply};
 use super::recovery::{Recovery, Transition};
@@ -304,7 +304,8 @@ pub fn run_native(
         };
         executor.drain(&mut transcript);
         if let Some(context) = executor.context.as_mut() {
-            if let Err(e) = context.after_call(&model.describe(), no_usage()) {
+            let usage = read.as_ref().ok().and_then(|r| r.summary.usage.as_ref());
+            if let Err(e) = context.after_call(&model.describe(), usage) {
                 break context_failed(&mut transcript, turn, &e.to_string());
             }
         }

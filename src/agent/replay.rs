@@ -15,6 +15,11 @@
 //!
 //! A first line `{"ctl_mode":"extended"}` (or `"strict"`) says which CTL the turns are written
 //! in; a file without it is strict, as every session was before extended CTL existed.
+//!
+//! A replayed turn reports no token usage ([`ModelSource::take_usage`] is `None`): a session
+//! file holds what the model wrote, not what a provider counted for a view that may differ
+//! from the replayed one, so a governed replay is journaled with `usage: {}` and never
+//! calibrated.
 
 use base64::Engine;
 use serde::Deserialize;

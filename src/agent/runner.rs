@@ -26,7 +26,7 @@ use crate::contract::PushParser;
 use crate::ctl::{pick_tag, CallAssembler, CtlEvent, CtlParser, Limits, ToolCall};
 use crate::language::CtlMode;
 
-use super::context::{boundary, no_usage, Arm, Caller, ContextLoop, Settings as ContextSettings};
+use super::context::{boundary, Arm, Caller, ContextLoop, Settings as ContextSettings};
 use super::model::{Finish, Flow, Message, ModelError, ModelSource, Request, Role};
 use super::patch::{PatchSession, PatchTool};
 use super::policy::{self, Toolset};
@@ -688,8 +688,9 @@ pub fn run(
             }
         };
         executor.drain(&mut transcript);
+        let usage = model.take_usage();
         if let Some(context) = executor.context.as_mut() {
-            if let Err(e) = context.after_call(&model.describe(), no_usage()) {
+            if let Err(e) = context.after_call(&model.describe(), usage.as_ref()) {
                 break context_failed(&mut transcript, turn, &e.to_string());
             }
         }

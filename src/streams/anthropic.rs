@@ -18,6 +18,8 @@
 //!   non-empty prefix of a JSON object never parses as one.
 //! - `message_delta` gives the `stop_reason` (`max_tokens` is a truncation); `message_stop` is
 //!   the terminal event; `error` is the server's error.
+//! - The turn's usage ([`super::usage`]) is `message_start`'s `message.usage`, each member
+//!   replaced by the one of that name in a `message_delta`'s `usage`.
 
 use std::borrow::Cow;
 
@@ -26,7 +28,7 @@ use serde_json::Value;
 
 use super::call::{CallKind, Pending};
 use super::turn::{Event, Turn};
-use super::{error_message, event_type, parse, StreamError, StreamErrorKind};
+use super::{error_message, event_type, parse, Api, StreamError, StreamErrorKind};
 
 #[derive(Deserialize)]
 struct MessageEvent<'a> {
@@ -38,6 +40,10 @@ struct MessageEvent<'a> {
     #[serde(borrow)]
     delta: Option<Delta<'a>>,
     error: Option<Value>,
+    /// `message_start`'s message (its `usage`).
+    message: Option<Value>,
+    /// `message_delta`'s usage.
+    usage: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -87,6 +93,11 @@ pub struct Anthropic {
     open: Vec<(u64, Open)>,
     /// A tool block stopped with no input, waiting for the next event.
     held: Option<Pending>,
+    /// The usage so far: `message_start`'s, updated by `message_delta`'s.
+    usage: Option<Value>,
+    /// The usage so far outgrew its bound: only its counts are held, not the provider's
+    /// whole object.
+    usage_trimmed: bool,
 }
 
 impl Anthropic {
@@ -119,7 +130,13 @@ impl Anthropic {
             }
         }
         match kind.as_ref() {
-            "message_start" | "ping" => Ok(()),
+            "message_start" => {
+                if let Some(usage) = event.message.as_ref().and_then(|m| m.get("usage")) {
+                    self.update_usage(usage, turn);
+                }
+                Ok(())
+            }
+            "ping" => Ok(()),
             "content_block_start" => self.start(event, turn, on_event),
             "content_block_delta" => self.delta(event, turn, on_event),
             "content_block_stop" => {
@@ -141,6 +158,9 @@ impl Anthropic {
                 }
             }
             "message_delta" => {
+                if let Some(usage) = &event.usage {
+                    self.update_usage(usage, turn);
+                }
                 if let Some(reason) = event.delta.and_then(|d| d.stop_reason) {
                     turn.summary.truncated = reason == "max_tokens";
                     turn.summary.finish_reason = Some(reason.into_owned());
@@ -162,6 +182,17 @@ impl Anthropic {
             _ => {
                 turn.skip();
                 Ok(())
+            }
+        }
+    }
+
+    /// A usage object: merged into the usage so far, which becomes the turn's.
+    fn update_usage(&mut self, usage: &Value, turn: &mut Turn) {
+        self.usage_trimmed |= !super::usage::merge(&mut self.usage, usage);
+        if let Some(merged) = &self.usage {
+            turn.usage(Api::AnthropicMessages, merged);
+            if let Some(read) = turn.summary.usage.as_mut().filter(|_| self.usage_trimmed) {
+                read.provider = None;
             }
         }
     }
@@ -364,5 +395,46 @@ mod tests {
             let (_, summary) = read(Api::AnthropicMessages, &lines);
             assert_eq!(summary.error.map(|e| e.kind), Some(kind), "{lines:?}");
         }
+    }
+
+    #[test]
+    fn the_usage_of_message_start_is_updated_by_message_delta() {
+        let start = r#"{"type":"message_start","message":{"id":"m","usage":{"input_tokens":4,"cache_read_input_tokens":96,"cache_creation_input_tokens":0,"output_tokens":1}}}"#;
+        let delta = r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":15}}"#;
+        let stop = r#"{"type":"message_stop"}"#;
+        let (_, summary) = read(Api::AnthropicMessages, &[start, delta, stop]);
+        let usage = summary.usage.unwrap();
+        assert_eq!(
+            (
+                usage.prompt_tokens,
+                usage.completion_tokens,
+                usage.prompt_cache_hit_tokens
+            ),
+            (100, Some(15), Some(96))
+        );
+        assert_eq!(
+            usage.provider.unwrap()["output_tokens"],
+            15,
+            "the provider's object, updated"
+        );
+        // No usage anywhere: none; a usage of the wrong shape: ignored, no error.
+        let bare = r#"{"type":"message_start","message":{"id":"m"}}"#;
+        let (_, summary) = read(Api::AnthropicMessages, &[bare, stop]);
+        assert_eq!(summary.usage, None);
+        let wrong = r#"{"type":"message_start","message":{"id":"m","usage":"lots"}}"#;
+        let (_, summary) = read(Api::AnthropicMessages, &[wrong, stop]);
+        assert_eq!((summary.usage, summary.error), (None, None));
+        // A usage that outgrows its bound keeps its counts, not the provider's object.
+        let big = format!(
+            r#"{{"type":"message_delta","delta":{{"stop_reason":"end_turn"}},"usage":{{"output_tokens":15,"note":"{}"}}}}"#,
+            "x".repeat(super::super::usage::MAX_RAW_BYTES)
+        );
+        let (_, summary) = read(Api::AnthropicMessages, &[start, &big, stop]);
+        let usage = summary.usage.unwrap();
+        assert_eq!(
+            (usage.prompt_tokens, usage.completion_tokens),
+            (100, Some(15))
+        );
+        assert_eq!(usage.provider, None);
     }
 }

@@ -18,9 +18,9 @@
 //!   (`length`, `content_filter`) leaves it incomplete.
 //!
 //! Several entries in one chunk are taken in order, so a whole call in one delta, or the end
-//! of one call and the start of the next, are read like any other split. A chunk with
-//! `choices: []` (the usage chunk) carries nothing; `obfuscation` and other unknown fields are
-//! ignored. Text is `delta.content`; reasoning `delta.reasoning_content` or `delta.reasoning`.
+//! of one call and the start of the next, are read like any other split. A chunk's `usage`
+//! (the last chunk's, `choices: []`, when the request asked for it) is the turn's usage
+//! ([`super::usage`]); `obfuscation` and other unknown fields are ignored. Text is `delta.content`; reasoning `delta.reasoning_content` or `delta.reasoning`.
 //! Only choice 0 is read: a stream of several choices (`n` > 1) is a `bad_event` error. An
 //! object with an `error` field, or an event named `error`, is the server's error.
 
@@ -30,13 +30,14 @@ use serde::Deserialize;
 
 use super::call::{CallKind, Pending};
 use super::turn::{Event, Turn};
-use super::{error_message, parse, StreamError, StreamErrorKind};
+use super::{error_message, parse, Api, StreamError, StreamErrorKind};
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
     #[serde(borrow)]
     choices: Option<Vec<Choice<'a>>>,
     error: Option<serde_json::Value>,
+    usage: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -114,6 +115,9 @@ impl Chat {
         let chunk: Chunk<'_> = parse(data, turn)?;
         if let Some(error) = chunk.error {
             return Err(turn.error(StreamErrorKind::ProviderError, error_message(&error)));
+        }
+        if let Some(usage) = chunk.usage.as_ref().filter(|u| !u.is_null()) {
+            turn.usage(Api::OpenAiChat, usage);
         }
         let Some(choices) = chunk.choices else {
             return Err(turn.error(StreamErrorKind::BadEvent, "a chunk without choices"));
@@ -376,5 +380,30 @@ mod tests {
             assert_eq!(summary.truncated, reason == "length");
             assert_eq!(summary.finish_reason.as_deref(), Some(reason));
         }
+    }
+
+    #[test]
+    fn the_last_usage_chunk_is_the_turns_usage_and_a_wrong_one_is_ignored() {
+        let text = r#"{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}],"usage":null}"#;
+        let stop = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}"#;
+        let usage = r#"{"choices":[],"usage":{"prompt_tokens":40,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":32}}}"#;
+        let (_, summary) = read(Api::OpenAiChat, &[text, stop, usage, "[DONE]"]);
+        let usage = summary.usage.unwrap();
+        assert_eq!(
+            (
+                usage.prompt_tokens,
+                usage.completion_tokens,
+                usage.prompt_cache_hit_tokens
+            ),
+            (40, Some(2), Some(32))
+        );
+        // None asked for, none sent.
+        let (_, summary) = read(Api::OpenAiChat, &[text, stop, "[DONE]"]);
+        assert_eq!(summary.usage, None);
+        // A usage of the wrong shape: ignored, and the turn ends as it would have.
+        let wrong = r#"{"choices":[],"usage":{"prompt_tokens":"many"}}"#;
+        let (_, summary) = read(Api::OpenAiChat, &[text, stop, wrong, "[DONE]"]);
+        assert_eq!((summary.usage, summary.error), (None, None));
+        assert!(summary.ended_cleanly);
     }
 }

@@ -6,7 +6,8 @@
 //! call assembler of its API, and hands on [`Event`]s as they are confirmed: each confirmed
 //! [`Call`], each malformed one, text, reasoning, and the events of an `apply_patch` patch
 //! while it streams. [`StreamReader::finish`] gives the [`Summary`]: the finish reason,
-//! whether the stream ended cleanly or was truncated, the incomplete and malformed calls.
+//! whether the stream ended cleanly or was truncated, the incomplete and malformed calls, the
+//! token usage the provider reported.
 //! Nothing is read twice: each byte is framed once, each event's JSON parsed once, and a
 //! call's fragments are appended, not re-parsed, until the one strict parse that confirms it.
 //!
@@ -22,6 +23,7 @@
 //! | [`turn`] | what the assemblers share: limits, text, finish, the summary, common errors |
 //! | [`think`] | `<think>` blocks in the text, read as reasoning |
 //! | [`ctl_text`] | `--ctl`: the text read as a CTL stream |
+//! | [`usage`] | the token usage the provider reports, normalised for the context engine |
 //!
 //! Unknown event types (and unknown Anthropic delta and block types) are skipped and counted
 //! in [`Summary::skipped_events`]; `frontier stream` reports the count on standard error.
@@ -65,6 +67,7 @@ pub mod responses;
 pub mod sse;
 pub mod think;
 pub mod turn;
+pub mod usage;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -72,6 +75,7 @@ use std::ops::ControlFlow;
 
 pub use call::{Arguments, Call, CallKind, PartialCall};
 pub use turn::{Event, Limits, Summary};
+pub use usage::Usage;
 
 use turn::Turn;
 

@@ -15,7 +15,8 @@
 //!   incomplete. A done call item that was never added is read as added and done at once.
 //! - A delta for an item that is not open is an `unknown_call` error.
 //! - `response.completed` and `response.incomplete` are the terminal events (`finish_reason`
-//!   `completed`, `incomplete:<reason>`); `response.failed` ends with `failed` and the
+//!   `completed`, `incomplete:<reason>`), and their `response.usage` is the turn's usage
+//!   ([`super::usage`]); `response.failed` ends with `failed` and the
 //!   response's error, and an `error` event with its message: neither ends cleanly.
 //!
 //! Text is `response.output_text.delta` (and `response.refusal.delta`); reasoning
@@ -30,7 +31,7 @@ use serde::Deserialize;
 use super::call::{CallKind, Pending};
 use super::patch::PatchInput;
 use super::turn::{Event, Turn};
-use super::{error_message, event_type, parse, StreamError, StreamErrorKind};
+use super::{error_message, event_type, parse, Api, StreamError, StreamErrorKind};
 
 #[derive(Deserialize)]
 struct ResponseEvent<'a> {
@@ -91,6 +92,7 @@ struct Operation {
 struct Response {
     incomplete_details: Option<IncompleteDetails>,
     error: Option<serde_json::Value>,
+    usage: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -197,11 +199,17 @@ impl Responses {
                     on_event,
                 ),
             "response.completed" => {
+                if let Some(usage) = event.response.as_ref().and_then(|r| r.usage.as_ref()) {
+                    turn.usage(Api::OpenAiResponses, usage);
+                }
                 turn.summary.finish_reason = Some("completed".to_owned());
                 turn.terminated = true;
                 Ok(())
             }
             "response.incomplete" => {
+                if let Some(usage) = event.response.as_ref().and_then(|r| r.usage.as_ref()) {
+                    turn.usage(Api::OpenAiResponses, usage);
+                }
                 let reason = event
                     .response
                     .and_then(|r| r.incomplete_details)
@@ -454,5 +462,30 @@ mod tests {
             &[r#"{"type":"response.output_item.added","output_index":0}"#],
         );
         assert_eq!(summary.error.unwrap().kind, StreamErrorKind::BadEvent);
+    }
+
+    #[test]
+    fn the_usage_of_the_terminal_event_is_the_turns() {
+        let completed = r#"{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":900,"input_tokens_details":{"cached_tokens":512},"output_tokens":12}}}"#;
+        let (_, summary) = read(Api::OpenAiResponses, &[completed]);
+        let usage = summary.usage.unwrap();
+        assert_eq!(
+            (usage.prompt_tokens, usage.prompt_cache_hit_tokens),
+            (900, Some(512))
+        );
+        let incomplete = r#"{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":7,"output_tokens":3}}}"#;
+        let (_, summary) = read(Api::OpenAiResponses, &[incomplete]);
+        assert_eq!(summary.usage.map(|u| u.prompt_tokens), Some(7));
+        assert!(summary.truncated);
+        // The usage of `response.created` (null) is not the turn's, nor one of a wrong shape.
+        let created =
+            r#"{"type":"response.created","response":{"status":"in_progress","usage":null}}"#;
+        let bare = r#"{"type":"response.completed","response":{"status":"completed"}}"#;
+        let (_, summary) = read(Api::OpenAiResponses, &[created, bare]);
+        assert_eq!(summary.usage, None);
+        let wrong =
+            r#"{"type":"response.completed","response":{"status":"completed","usage":[1,2]}}"#;
+        let (_, summary) = read(Api::OpenAiResponses, &[wrong]);
+        assert_eq!((summary.usage, summary.ended_cleanly), (None, true));
     }
 }

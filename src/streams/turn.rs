@@ -8,6 +8,8 @@ use frontier_core::apply_patch::PatchEvent;
 use super::call::{Call, PartialCall, Pending};
 use super::ctl_text::CtlText;
 use super::think::{Side, ThinkSplitter};
+use super::usage::Usage;
+use super::Api;
 use super::{StreamError, StreamErrorKind};
 
 /// The bounds of a reader. Every buffer it holds is under one of them.
@@ -89,6 +91,9 @@ pub struct Summary {
     pub error: Option<StreamError>,
     /// Events of types this reader does not know, skipped.
     pub skipped_events: u64,
+    /// The token usage the provider reported, normalised ([`super::usage`]); `None` when
+    /// the stream carried none of the right shape.
+    pub usage: Option<Usage>,
 }
 
 /// The shared state of a turn being read.
@@ -289,6 +294,14 @@ impl Turn {
                 call.id, self.limits.max_call_bytes
             ),
         )
+    }
+
+    /// A usage object of `api` the stream carried: it replaces the usage read so far, unless
+    /// it has the wrong shape (then it is ignored, never an error).
+    pub fn usage(&mut self, api: Api, raw: &serde_json::Value) {
+        if let Some(usage) = Usage::read(api, raw) {
+            self.summary.usage = Some(usage);
+        }
     }
 
     /// An event of a type this reader does not know.

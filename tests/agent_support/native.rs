@@ -201,7 +201,7 @@ pub fn body(api: Api, text: &str, calls: &[C], end: End, rng: &mut Rng) -> Vec<u
         Api::AnthropicMessages => {
             out.push_str(&frame(api, "message_start",
                 json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
-                       "content": [], "stop_reason": null, "usage": {"input_tokens": 5, "output_tokens": 1}}})));
+                       "content": [], "stop_reason": null}})));
             let mut index = 0;
             if !text.is_empty() {
                 out.push_str(&frame(api, "content_block_start",
@@ -249,11 +249,67 @@ pub fn body(api: Api, text: &str, calls: &[C], end: End, rng: &mut Rng) -> Vec<u
                     _ if calls.is_empty() => "end_turn",
                     _ => "tool_use",
                 };
-                out.push_str(&frame(api, "message_delta",
-                    json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 9}})));
+                out.push_str(&frame(
+                    api,
+                    "message_delta",
+                    json!({"type": "message_delta", "delta": {"stop_reason": stop}}),
+                ));
                 out.push_str(&frame(api, "message_stop", json!({"type": "message_stop"})));
             }
         }
+    }
+    out.into_bytes()
+}
+
+/// `body` (a scripted body of `api`, which reports no usage) reporting a prompt of `prompt`
+/// tokens, `cached` of them from the provider's cache, in the API's own shape: Chat's last
+/// chunk, Responses' `response.completed`, Anthropic's `message_start` and `message_delta`.
+pub fn with_usage(api: Api, body: Vec<u8>, prompt: u64, cached: Option<u64>) -> Vec<u8> {
+    let text = String::from_utf8(body).unwrap();
+    let (at, insert) = match api {
+        Api::OpenAiChat => {
+            let mut usage = json!({"prompt_tokens": prompt, "completion_tokens": 9,
+                                   "total_tokens": prompt + 9});
+            if let Some(cached) = cached {
+                usage["prompt_tokens_details"] = json!({"cached_tokens": cached});
+            }
+            let chunk = json!({"id": "x", "object": "chat.completion.chunk", "choices": [],
+                               "usage": usage});
+            ("data: [DONE]", format!("data: {chunk}\n\n"))
+        }
+        Api::OpenAiResponses => {
+            let mut usage = json!({"input_tokens": prompt, "output_tokens": 9});
+            if let Some(cached) = cached {
+                usage["input_tokens_details"] = json!({"cached_tokens": cached});
+            }
+            (
+                r#""status":"completed","output":[]"#,
+                format!(r#","usage":{usage}"#),
+            )
+        }
+        Api::AnthropicMessages => {
+            let mut usage = json!({"input_tokens": prompt - cached.unwrap_or(0),
+                                   "output_tokens": 1});
+            if let Some(cached) = cached {
+                usage["cache_read_input_tokens"] = json!(cached);
+            }
+            (r#""stop_reason":null"#, format!(r#","usage":{usage}"#))
+        }
+    };
+    let mut at = text.rfind(at).expect("the event that carries the usage");
+    if api != Api::OpenAiChat {
+        at += match api {
+            Api::OpenAiResponses => r#""status":"completed","output":[]"#.len(),
+            _ => r#""stop_reason":null"#.len(),
+        };
+    }
+    let mut out = text;
+    out.insert_str(at, &insert);
+    if api == Api::AnthropicMessages {
+        let delta = r#"{"type":"message_delta","delta":{"stop_reason":"#;
+        let at = out.rfind(delta).expect("a message_delta");
+        let end = at + out[at..].find("}}").unwrap() + 1;
+        out.insert_str(end, r#","usage":{"output_tokens":9}"#);
     }
     out.into_bytes()
 }

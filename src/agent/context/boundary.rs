@@ -30,7 +30,7 @@ use super::super::provider::{Composed, ToolChoice};
 use super::super::runner::Config;
 use super::super::tools::{Action, Tool, ToolOutput};
 use super::super::transcript::{Rec, Transcript};
-use super::{no_usage, ContextLoop};
+use super::ContextLoop;
 
 /// The boundary prompt, word for word.
 pub const BOUNDARY_PROMPT: &str = include_str!("../../../prompts/boundary.md");
@@ -69,7 +69,8 @@ pub(crate) fn pass(
 ) -> Result<(), EngineError> {
     let messages = request(ctx);
     let output = stream(ctx, config, model, &messages, max_tokens);
-    ctx.after_call(&model.describe(), no_usage())?;
+    let usage = model.take_usage();
+    ctx.after_call(&model.describe(), usage.as_ref())?;
     settle(ctx, config, transcript, turn, output)
 }
 
@@ -120,7 +121,11 @@ pub(crate) fn pass_native(
         }
         _ => {}
     });
-    ctx.after_call(&model.describe(), no_usage())?;
+    let usage = turn_read
+        .as_ref()
+        .ok()
+        .and_then(|r| r.summary.usage.as_ref());
+    ctx.after_call(&model.describe(), usage)?;
     match turn_read {
         Ok(read) => {
             if let Some(error) = read.summary.error {

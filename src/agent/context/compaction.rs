@@ -13,8 +13,6 @@ use crate::context::args::{Operation, Output};
 use crate::context::block::{Kind, Origin, Visibility};
 use crate::context::EngineError;
 
-use super::no_usage;
-
 use super::super::model::Flow;
 use super::super::transcript::{Rec, Transcript};
 use super::{Caller, ContextLoop};
@@ -142,9 +140,9 @@ pub(super) fn compact(
         }
     };
     // The view then the prompt, no tool offered (in the loop's rendering).
-    let ended = model.text_call(ctx, COMPACT_PROMPT, max_tokens, &mut sink);
-    ctx.after_call(&model.describe(), no_usage())?;
-    match ended {
+    let answered = model.text_call(ctx, COMPACT_PROMPT, max_tokens, &mut sink);
+    ctx.after_call(&model.describe(), answered.usage.as_ref())?;
+    match answered.ended {
         Ok(Some(_)) => {}
         Ok(None) => {
             skipped(transcript, "the model source ended");

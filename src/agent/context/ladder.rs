@@ -318,21 +318,28 @@ fn budget(
     if before.pressure == Pressure::Critical {
         // With the generational layout (`--generational`), CPAT's generational fallback: the
         // oldest first, gated on the turns left and the last call's cached fraction.
-        let (step, offloaded) = if ctx.engine.config().generational {
+        let (step, offloaded, cached) = if ctx.engine.config().generational {
             let cached = cached_fraction(&ctx.last_usage);
             let turns = u64::from(ctx.max_turns);
             let offloaded = generational_fallback(&mut ctx.engine, turns, ctx.llm_calls, cached)?;
-            ("generational_fallback", offloaded)
+            ("generational_fallback", offloaded, Some(cached))
         } else {
-            ("critical_fallback", critical_fallback(&mut ctx.engine)?)
+            (
+                "critical_fallback",
+                critical_fallback(&mut ctx.engine)?,
+                None,
+            )
         };
-        transcript.record(
-            Rec::new("context")
-                .field("turn", turn)
-                .field("step", step)
-                .field("offloaded", offloaded)
-                .field("used", ctx.engine.budget().used),
-        );
+        let mut record = Rec::new("context")
+            .field("turn", turn)
+            .field("step", step)
+            .field("offloaded", offloaded)
+            .field("used", ctx.engine.budget().used);
+        if let Some(cached) = cached {
+            // What the gate read: the last call's reported cached fraction.
+            record = record.field("cached_fraction", cached);
+        }
+        transcript.record(record);
     }
     // CPAT: the report says soft when the fallback brought the level to ok or soft.
     let level = match ctx.engine.budget().pressure {

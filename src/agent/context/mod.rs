@@ -47,6 +47,7 @@ use crate::context::durable::Durability;
 use crate::context::tokens::{CpatEstimator, TokenCounter};
 use crate::context::{Actor, Engine, EngineError, Message as Incoming};
 use crate::language::CtlMode;
+use crate::streams::usage::{usage_json, Usage};
 
 use super::model::{Message, Role};
 use super::provider::{Composed, SentCall, ToolReply};
@@ -193,7 +194,7 @@ pub struct ContextLoop {
     max_turns: u32,
     /// Model calls so far (turns, compactions, boundary passes).
     llm_calls: u64,
-    /// The usage the last call reported (`{}` when its source reports none).
+    /// The usage the last call reported, as journaled (`{}` when its source reported none).
     last_usage: Value,
     /// When the last model call ended (the cache's age).
     last_call: Option<Instant>,
@@ -254,7 +255,7 @@ impl ContextLoop {
             calls: HashMap::new(),
             max_turns,
             llm_calls: 0,
-            last_usage: no_usage(),
+            last_usage: usage_json(None),
             last_call: None,
             reported: None,
         })
@@ -455,9 +456,13 @@ impl ContextLoop {
         .map(|_| ())
     }
 
-    /// After a model call: journaled with the view's size and `usage` (`{}` when the
-    /// source reports none), counted, and the cache's clock restarted.
-    pub fn after_call(&mut self, model: &str, usage: Value) -> Result<(), EngineError> {
+    /// After a model call: journaled with the view's size and the usage its provider
+    /// reported ([`usage_json`]: the normalised counts and the provider's object, `{}` when
+    /// it reported none), counted, and the cache's clock restarted. The engine calibrates
+    /// its estimate by the reported `prompt_tokens` from then on, and the generational
+    /// fallback's gate reads the call's cached fraction.
+    pub fn after_call(&mut self, model: &str, usage: Option<&Usage>) -> Result<(), EngineError> {
+        let usage = usage_json(usage);
         self.last_call = Some(Instant::now());
         self.llm_calls += 1;
         self.engine.record_llm_call(model, &usage)?;
@@ -612,12 +617,6 @@ impl ContextLoop {
             }
         }
     }
-}
-
-/// The usage of a call whose source reports none: `{}` (no source reports usage yet, so the
-/// generational fallback's cached fraction is 0).
-pub fn no_usage() -> Value {
-    Value::Object(Default::default())
 }
 
 /// The engine's id of a call: unique in the run even when a model reuses its CTL ids.

@@ -3,7 +3,9 @@
 //! `POST $OPENAI_BASE_URL/chat/completions` with `"stream": true`; each event's
 //! `choices[0].delta.content` is a chunk of the model's output (CTL), handed to the loop as it
 //! arrives, and `choices[0].finish_reason` says how the turn ended; `data: [DONE]` closes the
-//! stream. The request goes through [`http`] (a reader thread, so every wait has
+//! stream. The request asks for the turn's token usage (`"stream_options":
+//! {"include_usage": true}`): the last chunk's `usage`, read as [`crate::streams::usage`]
+//! says, is the turn's ([`ModelSource::take_usage`]). The request goes through [`http`] (a reader thread, so every wait has
 //! its own deadline) and the body through the [`SseReader`].
 //!
 //! Quirks of servers in the wild that are handled rather than failed:
@@ -18,6 +20,9 @@
 //! - the output limit's field: `max_tokens` or `max_completion_tokens` ([`TokenField`]); a
 //!   400 that names the one sent as unsupported is retried once with the other, which is kept
 //!   for the rest of the session;
+//! - a server that refuses `stream_options` as unsupported (a 400 or 422 naming it): the
+//!   request is sent again without it, and it is left out for the rest of the session (the
+//!   turns then report no usage);
 //! - chat templates that refuse a conversation without a user message: one is always sent
 //!   ([`DEFAULT_TASK`] when the conversation has none).
 //!
@@ -37,6 +42,7 @@ use serde_json::{json, Map, Value};
 use super::http::{self, Exchange, Head, HeadError, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
 use super::sse::{self, SseReader};
+use crate::streams::{Api, Usage};
 
 mod config;
 mod wire;
@@ -45,8 +51,8 @@ pub use config::{
     seconds, OpenAiConfig, TokenField, DEFAULT_FINISH_GRACE, DEFAULT_READ_TIMEOUT,
     MAX_FINISH_GRACE, MAX_READ_TIMEOUT,
 };
-pub(crate) use wire::refuses_field;
 use wire::{parse_completion, parse_event, Delta};
+pub(crate) use wire::{refuses_field, usage_refused_notice};
 
 /// The API's base URL when `OPENAI_BASE_URL` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -63,7 +69,11 @@ pub struct OpenAi {
     agent: ureq::Agent,
     /// The token field was already switched once after a refusal.
     field_switched: bool,
+    /// The server refused `stream_options`: it is no longer sent.
+    usage_refused: bool,
     notices: Box<dyn FnMut(&str) + Send>,
+    /// The usage the last turn reported.
+    usage: Option<Usage>,
 }
 
 impl OpenAi {
@@ -80,7 +90,9 @@ impl OpenAi {
             config,
             agent,
             field_switched: false,
+            usage_refused: false,
             notices: Box::new(|notice| eprintln!("frontier: openai: {notice}")),
+            usage: None,
         }
     }
 
@@ -110,6 +122,9 @@ impl OpenAi {
         body.insert("model".into(), json!(self.config.model));
         body.insert("messages".into(), Value::Array(messages));
         body.insert("stream".into(), json!(true));
+        if !self.usage_refused {
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
         body.insert(
             self.config.token_field.name().into(),
             json!(request.max_tokens),
@@ -152,6 +167,11 @@ impl OpenAi {
             if body.contains("context_length_exceeded") || body.contains("maximum context length") {
                 return Err(ModelError::ContextOverflow(format!("HTTP {code}: {body}")));
             }
+            if !self.usage_refused && refuses_field(code, &body, "stream_options") {
+                self.usage_refused = true;
+                (self.notices)(&usage_refused_notice(code));
+                continue;
+            }
             let sent = self.config.token_field;
             if !self.field_switched && refuses_field(code, &body, sent.name()) {
                 self.field_switched = true;
@@ -192,11 +212,12 @@ impl OpenAi {
                 Next::TimedOut => return Err(self.silent()),
             }
         }
-        let (content, finish) = parse_completion(&body)?;
-        if let Some(text) = content.filter(|t| !t.is_empty()) {
+        let answer = parse_completion(&body)?;
+        self.usage = answer.usage.and_then(|u| Usage::read(Api::OpenAiChat, &u));
+        if let Some(text) = answer.content.filter(|t| !t.is_empty()) {
             let _ = sink(text.as_bytes());
         }
-        Ok(Some(finish.unwrap_or(Finish::Stop)))
+        Ok(Some(answer.finish.unwrap_or(Finish::Stop)))
     }
 
     /// The body is an event stream.
@@ -243,6 +264,9 @@ impl OpenAi {
                 }
             };
             let pushed = reader.push(&bytes, &mut |event| state.event(event.data, sink));
+            if let Some(usage) = state.usage.take() {
+                self.usage = Some(usage);
+            }
             if let Err(e) = pushed {
                 state.failure = Some(ModelError::Malformed(e.to_string()));
             }
@@ -303,6 +327,8 @@ struct StreamState {
     /// The sink wants no more.
     stopped: bool,
     failure: Option<ModelError>,
+    /// The last usage of the right shape an event carried, not yet taken.
+    usage: Option<Usage>,
 }
 
 impl StreamState {
@@ -312,7 +338,13 @@ impl StreamState {
                 self.done = true;
                 return ControlFlow::Break(());
             }
-            Ok(Delta::Content(content, reason)) => (content, reason),
+            Ok(Delta::Content(content, reason, usage)) => {
+                // A usage of the wrong shape is ignored, never a failure of the turn.
+                if let Some(usage) = usage.and_then(|u| Usage::read(Api::OpenAiChat, &u)) {
+                    self.usage = Some(usage);
+                }
+                (content, reason)
+            }
             Err(e) => {
                 self.failure = Some(e);
                 return ControlFlow::Break(());
@@ -349,6 +381,7 @@ impl ModelSource for OpenAi {
         request: &Request<'_>,
         sink: &mut dyn FnMut(&[u8]) -> Flow,
     ) -> Result<Option<Finish>, ModelError> {
+        self.usage = None;
         let (exchange, content_type) = self.open(request)?;
         if content_type == "application/json" || content_type.ends_with("+json") {
             self.whole_body(exchange, sink)
@@ -359,5 +392,9 @@ impl ModelSource for OpenAi {
 
     fn describe(&self) -> String {
         format!("openai:{}", self.config.model)
+    }
+
+    fn take_usage(&mut self) -> Option<Usage> {
+        self.usage.take()
     }
 }

@@ -40,10 +40,25 @@ pub(crate) fn refuses_field(code: u16, body: &str, field: &str) -> bool {
         .any(|w| lower.contains(w))
 }
 
+/// What a client says when the server refuses `stream_options` and the request is sent again
+/// without it.
+pub(crate) fn usage_refused_notice(code: u16) -> String {
+    format!(
+        "the server refused `stream_options` (HTTP {code}); retrying without it, kept for the \
+         rest of the session: its turns report no token usage"
+    )
+}
+
 /// What one stream event said.
 pub(super) enum Delta {
-    Content(Option<String>, Option<Finish>),
+    /// The content, the finish, the `usage` object (the last chunk's, when asked for).
+    Content(Option<String>, Option<Finish>, Option<Value>),
     Done,
+}
+
+/// An event's or answer's `usage`, unless absent or null.
+fn usage_of(value: &Value) -> Option<Value> {
+    value.get("usage").filter(|u| !u.is_null()).cloned()
 }
 
 fn shown(data: &[u8]) -> String {
@@ -103,21 +118,30 @@ pub(super) fn parse_event(data: &[u8]) -> Result<Delta, ModelError> {
         return Ok(Delta::Done);
     }
     let value = parse_json(data, "event")?;
+    let usage = usage_of(&value);
     let Some(choice) = first_choice(&value, data, "event")? else {
-        // Some servers send a last event with usage only and no choices.
-        return Ok(Delta::Content(None, None));
+        // The last event, with usage only and no choices.
+        return Ok(Delta::Content(None, None, usage));
     };
     let content = text(
         choice.get("delta").and_then(|d| d.get("content")),
         "delta.content",
     )?;
-    Ok(Delta::Content(content, finish_of(choice)?))
+    Ok(Delta::Content(content, finish_of(choice)?, usage))
 }
 
-/// A whole `chat.completion`: `choices[0].message.content` and its finish.
-pub(super) fn parse_completion(
-    data: &[u8],
-) -> Result<(Option<String>, Option<Finish>), ModelError> {
+/// What a whole `chat.completion` said.
+pub(super) struct Completion {
+    /// `choices[0].message.content`.
+    pub content: Option<String>,
+    /// Its finish.
+    pub finish: Option<Finish>,
+    /// Its `usage`.
+    pub usage: Option<Value>,
+}
+
+/// A whole `chat.completion`.
+pub(super) fn parse_completion(data: &[u8]) -> Result<Completion, ModelError> {
     let value = parse_json(data, "answer")?;
     let choice = first_choice(&value, data, "answer")?
         .ok_or_else(|| ModelError::Malformed(format!("answer with no choice: {}", shown(data))))?;
@@ -125,7 +149,11 @@ pub(super) fn parse_completion(
         choice.get("message").and_then(|m| m.get("content")),
         "message.content",
     )?;
-    Ok((content, finish_of(choice)?))
+    Ok(Completion {
+        content,
+        finish: finish_of(choice)?,
+        usage: usage_of(&value),
+    })
 }
 
 #[cfg(test)]
@@ -146,5 +174,22 @@ mod tests {
         let too_large = r#"{"error":{"message":"max_tokens is too large: 100000"}}"#;
         assert!(!refuses_field(400, too_large, "max_tokens"));
         assert!(!refuses_field(500, openai, "max_tokens"));
+    }
+
+    #[test]
+    fn the_usage_of_an_event_or_a_whole_answer_is_read_when_not_null() {
+        let usage = br#"{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2}}"#;
+        let Ok(Delta::Content(None, None, Some(u))) = parse_event(usage) else {
+            panic!("a usage chunk");
+        };
+        assert_eq!(u["prompt_tokens"], 10);
+        let null = br#"{"choices":[{"index":0,"delta":{"content":"x"}}],"usage":null}"#;
+        assert!(matches!(
+            parse_event(null),
+            Ok(Delta::Content(Some(_), None, None))
+        ));
+        let whole = br#"{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":7}}"#;
+        let usage = parse_completion(whole).unwrap().usage;
+        assert_eq!(usage.unwrap()["prompt_tokens"], 7);
     }
 }

@@ -23,11 +23,12 @@ use super::http::{self, Exchange, Head, HeadError, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
 use super::native::{ComposedRequest, NativeSource, NativeTurn};
 use super::openai::{
-    refuses_field, OpenAiConfig, TokenField, DEFAULT_READ_TIMEOUT, MAX_READ_TIMEOUT,
+    refuses_field, usage_refused_notice, OpenAiConfig, TokenField, DEFAULT_READ_TIMEOUT,
+    MAX_READ_TIMEOUT,
 };
 use super::retry::RetryPolicy;
 use super::tools::Tool;
-use crate::streams::{Api, Event, Format, Limits, StreamReader};
+use crate::streams::{Api, Event, Format, Limits, StreamReader, Usage};
 
 pub mod shape;
 
@@ -156,6 +157,8 @@ pub struct Provider {
     /// What the turn being answered said: its text and the calls it made.
     said: String,
     calls: Vec<SentCall>,
+    /// The usage the last CTL turn reported (a native turn's is in its summary).
+    usage: Option<Usage>,
 }
 
 /// The HTTP side: one request with its retries, one body into a stream reader.
@@ -164,6 +167,8 @@ struct Client {
     agent: ureq::Agent,
     /// Chat's token field was already switched once after a refusal.
     field_switched: bool,
+    /// The Chat server refused `stream_options`: it is no longer sent.
+    usage_refused: bool,
     notices: Box<dyn FnMut(&str) + Send>,
 }
 
@@ -182,12 +187,14 @@ impl Provider {
                 config,
                 agent,
                 field_switched: false,
+                usage_refused: false,
                 notices: Box::new(move |notice| eprintln!("frontier: {name}: {notice}")),
             },
             mode,
             tools: Vec::new(),
             said: String::new(),
             calls: Vec::new(),
+            usage: None,
         }
     }
 
@@ -205,7 +212,13 @@ impl Client {
         let (url, headers) = (self.config.url(), self.config.headers());
         let mut attempt = 0;
         loop {
-            let sent = body(self.config.token_field).to_string();
+            let mut sent = body(self.config.token_field);
+            if self.usage_refused {
+                if let Some(fields) = sent.as_object_mut() {
+                    fields.shift_remove("stream_options");
+                }
+            }
+            let sent = sent.to_string();
             let mut exchange = http::post(&self.agent, &url, &headers, sent);
             let (code, text, retry_after) = match exchange.head(self.config.read_timeout) {
                 Ok(Head::Ok { .. }) => return Ok(exchange),
@@ -228,11 +241,14 @@ impl Client {
             {
                 return Err(ModelError::ContextOverflow(format!("HTTP {code}: {text}")));
             }
+            let chat = self.config.api == Api::OpenAiChat;
+            if chat && !self.usage_refused && refuses_field(code, &text, "stream_options") {
+                self.usage_refused = true;
+                (self.notices)(&usage_refused_notice(code));
+                continue;
+            }
             let field = self.config.token_field;
-            if self.config.api == Api::OpenAiChat
-                && !self.field_switched
-                && refuses_field(code, &text, field.name())
-            {
+            if chat && !self.field_switched && refuses_field(code, &text, field.name()) {
                 self.field_switched = true;
                 self.config.token_field = field.other();
                 (self.notices)(&field.switch_notice(code));
@@ -414,6 +430,7 @@ impl ModelSource for Provider {
             conversation.user(super::openai::DEFAULT_TASK);
         }
         let model = self.client.config.model.clone();
+        self.usage = None;
         let exchange = self.client.open(&|field| {
             conversation.body(&model, request.max_tokens, field.name(), &[], ToolMode::Ctl)
         })?;
@@ -426,6 +443,7 @@ impl ModelSource for Provider {
             }
         };
         let turn = self.client.read(exchange, &mut on_event, &|| stopped.get());
+        self.usage.clone_from(&turn.summary.usage);
         if stopped.get() {
             return Ok(Some(Finish::Stop));
         }
@@ -434,6 +452,10 @@ impl ModelSource for Provider {
 
     fn describe(&self) -> String {
         NativeSource::describe(self)
+    }
+
+    fn take_usage(&mut self) -> Option<Usage> {
+        self.usage.take()
     }
 }
 

@@ -426,6 +426,10 @@ impl Conversation {
             }
         }
         body.insert("stream".into(), json!(true));
+        if self.api == Api::OpenAiChat {
+            // Chat reports the turn's usage only when asked (the other two always do).
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
         if mode == ToolMode::Native && !tools.is_empty() {
             let declared = tools.iter().map(|&t| declare(self.api, t)).collect();
             body.insert("tools".into(), Value::Array(declared));
