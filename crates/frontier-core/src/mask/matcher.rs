@@ -192,9 +192,9 @@ impl<R: Recognizer> CompiledGrammar<R> {
     /// `k` (the whole trie when `k` is near the longest token) by `k` key lookups, a copy
     /// and a walk of the few tokens that run on into a header.
     ///
-    /// With no blind step, a state inside line text, and each first byte that leads into
-    /// line text, take their tokens from the vocabulary's [`line_text`](super::line_text)
-    /// tables: a copy or an OR of a mask, and a walk of the few tokens that hold an LF.
+    /// With no blind step, a state inside a run it forgets, and each first byte that leads
+    /// into one, take their tokens from the vocabulary's [`line_text`](super::line_text)
+    /// tables: a copy or an OR of a mask, and a walk of the few tokens that leave the run.
     fn walk(&self, state: &R, words: &mut [u32]) {
         let trie = self.vocab.trie();
         let mut below = *state;
@@ -217,12 +217,20 @@ impl<R: Recognizer> CompiledGrammar<R> {
         if depth > 0 {
             words.copy_from_slice(trie.short_mask(depth));
             trie.walk_below(below, depth, &mut stack, words);
-        } else if let Some(text) = state.line_text(self.horizon) {
-            self.vocab
-                .line_text(text.kind)
-                .fill_inside(*state, text, &mut stack, words);
         } else {
-            self.walk_first_bytes(state, &mut stack, words);
+            match state.line_text(self.horizon) {
+                Some(text) if text.forgets => {
+                    // The tokens that start inside the run from the tables, and those that
+                    // end it at once first byte by first byte (the byte may open another run).
+                    self.vocab
+                        .line_text(text.kind)
+                        .fill_inside(*state, &mut stack, words);
+                    let exits = state.allowed().difference(text.kind.class());
+                    self.add_first_bytes(state, exits, false, &mut stack, words);
+                }
+                Some(_) => trie.walk(*state, &mut stack, words),
+                None => self.add_first_bytes(state, state.allowed(), true, &mut stack, words),
+            }
         }
         self.stacks
             .lock()
@@ -235,41 +243,50 @@ impl<R: Recognizer> CompiledGrammar<R> {
         }
     }
 
-    /// The mask of a state outside text, first byte by first byte: a byte that leads into
-    /// text takes its tokens from the [`line_text`](super::line_text) tables, any other
+    /// Adds to `words` the tokens `state` takes whose first byte is in `bytes` (with `fresh`,
+    /// writes them: `words` holds nothing yet), first byte by first byte: a byte that leads
+    /// into a run takes its tokens from the [`line_text`](super::line_text) tables, any other
     /// walks its subtree of the trie.
-    fn walk_first_bytes(&self, state: &R, stack: &mut Vec<R>, words: &mut [u32]) {
-        let allowed = state.allowed();
-        let mut texts = [None; 256];
+    fn add_first_bytes(
+        &self,
+        state: &R,
+        bytes: ByteSet,
+        fresh: bool,
+        stack: &mut Vec<R>,
+        words: &mut [u32],
+    ) {
+        let mut texts = [false; 256];
         let mut kind = None;
         let mut into_text = ByteSet::EMPTY;
-        for byte in allowed.iter() {
+        for byte in bytes.iter() {
             let mut next = *state;
             if !next.try_byte(byte) {
                 continue;
             }
-            if let Some(text) = next.line_text(self.horizon) {
+            match next.line_text(self.horizon) {
                 // One kind per state (every language has one); another is walked.
-                if *kind.get_or_insert(text.kind) == text.kind {
-                    texts[byte as usize] = Some(text);
+                Some(text) if text.forgets && *kind.get_or_insert(text.kind) == text.kind => {
+                    texts[byte as usize] = true;
                     into_text = into_text.with(byte);
                 }
+                _ => {}
             }
         }
         let table = kind.map(|kind| self.vocab.line_text(kind));
         // Past half the bytes, clearing the others' rows from the union costs less.
-        let from_union = into_text.len() > 128;
+        let from_union = fresh && into_text.len() > 128;
         match table {
             Some(table) if from_union => {
                 table.fill_after_all(into_text.complement(), words);
             }
-            _ => words.fill(0),
+            _ if fresh => words.fill(0),
+            _ => {}
         }
         let trie = self.vocab.trie();
-        for byte in allowed.iter() {
-            match (texts[byte as usize], table) {
-                (Some(text), Some(table)) => {
-                    table.add_after(*state, byte, text, !from_union, stack, words)
+        for byte in bytes.iter() {
+            match table {
+                Some(table) if texts[byte as usize] => {
+                    table.add_after(*state, byte, !from_union, stack, words)
                 }
                 _ => trie.walk_first(*state, byte, stack, words),
             }
