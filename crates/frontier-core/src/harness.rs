@@ -213,6 +213,7 @@ fn check_recognizer<P: PushParser>(
         }
     }
     check_line_text(alone, at)?;
+    check_byte_blind(alone, at)?;
     alone.try_byte(byte);
     Ok(())
 }
@@ -250,14 +251,25 @@ const LINE_TEXT_PROBES: [&[u8]; 18] = [
 /// outside the class leads where it leads after `a` (the same key at the horizon left after
 /// `x` and that byte).
 fn check_line_text<R: Recognizer>(state: &R, at: usize) -> Result<(), String> {
-    let Some(InText { kind, forgets }) = state.line_text(LAW_HORIZON) else {
+    let Some(InText {
+        kind,
+        forgets,
+        except,
+    }) = state.line_text(LAW_HORIZON)
+    else {
         return Ok(());
     };
     let mut reference = *state;
-    if !reference.try_byte(b'a') {
+    if except.contains(b'a') || !reference.try_byte(b'a') {
         return Err(format!("at {at}: a {kind:?} state refuses the run \"a\""));
     }
-    let runs = LINE_TEXT_PROBES.map(|probe| &probe[..kind.run_len(probe).unwrap_or(probe.len())]);
+    let runs = LINE_TEXT_PROBES
+        .map(|probe| &probe[..kind.run_len(probe).unwrap_or(probe.len())])
+        .map(|run| match run.first() {
+            // The law is silent on runs that start with an excepted byte.
+            Some(&first) if except.contains(first) => &[][..],
+            _ => run,
+        });
     for run in runs {
         let taken = state.clone().try_bytes(run) == run.len();
         if taken != kind.viable(run) {
@@ -282,6 +294,28 @@ fn check_line_text<R: Recognizer>(state: &R, at: usize) -> Result<(), String> {
                      after \"a\""
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// [`Recognizer::byte_blind`]'s claim: a state that says it is blind takes every byte, and
+/// every successor has the key of the first, at the law's horizon and at the longest.
+fn check_byte_blind<R: Recognizer>(state: &R, at: usize) -> Result<(), String> {
+    if state.byte_blind() != Some(true) {
+        return Ok(());
+    }
+    let after = |byte: u8| {
+        let mut next = *state;
+        next.try_byte(byte)
+            .then(|| (next.mask_key(LAW_HORIZON), next.mask_key(u32::MAX)))
+    };
+    let first = after(0);
+    for byte in ALL_BYTES {
+        if first.is_none() || after(byte) != first {
+            return Err(format!(
+                "at {at}: a state that says it is byte-blind sees {byte:#04x}"
+            ));
         }
     }
     Ok(())
@@ -631,6 +665,29 @@ mod tests {
         }
     }
 
+    /// A unified diff recogniser that forgets the bytes its keyword states except.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    struct ClaimsNoExcept(UdiffMachine);
+
+    impl Recognizer for ClaimsNoExcept {
+        type Key = <UdiffMachine as Recognizer>::Key;
+        fn allowed(&self) -> ByteSet {
+            self.0.allowed()
+        }
+        fn accepting(&self) -> bool {
+            self.0.accepting()
+        }
+        fn try_byte(&mut self, byte: u8) -> bool {
+            self.0.try_byte(byte)
+        }
+        fn mask_key(&self, horizon: u32) -> Self::Key {
+            self.0.mask_key(horizon)
+        }
+        fn line_text(&self, horizon: u32) -> Option<InText> {
+            self.0.line_text(horizon).map(|t| t.except(ByteSet::EMPTY))
+        }
+    }
+
     fn stepped<R: Recognizer>(mut state: R, input: &[u8]) -> R {
         assert_eq!(state.try_bytes(input), input.len());
         state
@@ -647,6 +704,29 @@ mod tests {
         assert!(check_line_text(&udiff, 0).is_ok());
         let error = check_line_text(&ClaimsUtf8(udiff), 0).unwrap_err();
         assert!(error.contains("takes"), "{error}");
+
+        // A keyword in progress on a line that is garbage if it diverges: text, except after
+        // the byte that continues the keyword (`index x` is refused, `index 0` taken).
+        let git = UdiffMachine::new(Mode::Git, Limits::default());
+        let index = stepped(git, b"diff --git a/x b/x\nindex");
+        assert_eq!(
+            index.line_text(64),
+            Some(InText::forgetting(LineText::Bytes).except(ByteSet::single(b' ')))
+        );
+        assert!(check_line_text(&index, 0).is_ok());
+        let error = check_line_text(&ClaimsNoExcept(index), 0).unwrap_err();
+        assert!(error.contains("takes"), "{error}");
+        let diff = stepped(git, b"diff");
+        assert_eq!(
+            diff.line_text(64).map(|t| t.except),
+            Some(ByteSet::single(b' '))
+        );
+        assert!(check_line_text(&diff, 0).is_ok());
+        // `a` continues `rena`: no claim.
+        assert_eq!(stepped(git, b"diff --git a/x b/y\nren").line_text(64), None);
+        // Strict mode has no garbage: a keyword that diverges is an error.
+        let strict = UdiffMachine::new(Mode::Strict, Limits::default());
+        assert_eq!(stepped(strict, b"dif").line_text(64), None);
 
         let patch = b"*** Begin Patch\n*** Add File: a\n+";
         let strict = stepped(StrictMachine::default(), patch);
@@ -683,7 +763,13 @@ mod tests {
         // CTL's ids, names and keys are runs of token characters ended by SP or LF, in both
         // modes, while the line has room for a token; `call` and `arg` are not.
         for ctl in [CtlMachine::default(), ext] {
-            for header in [&b"call "[..], b"call c", b"call c1 ", b"call c1 f", b"call c1 f\narg "] {
+            for header in [
+                &b"call "[..],
+                b"call c",
+                b"call c1 ",
+                b"call c1 f",
+                b"call c1 f\narg ",
+            ] {
                 let run = stepped(ctl, header);
                 assert_eq!(
                     run.line_text(64),
@@ -704,7 +790,9 @@ mod tests {
         // that finish the line.
         let near = stepped(CtlMachine::new(short), b"call c");
         assert_eq!(near.line_text(64), None);
-        assert!(stepped(CtlMachine::new(short), b"call c").line_text(16).is_some());
+        assert!(stepped(CtlMachine::new(short), b"call c")
+            .line_text(16)
+            .is_some());
         // A claim of token text where the line's room shows is caught: with 72 bytes left the
         // room after an id's SP shows the id's length, and with 52 left 63 bytes do not fit.
         let tight = CtlLimits {
@@ -732,6 +820,42 @@ mod tests {
             stepped(strict, "\u{e9}".as_bytes()[..1].as_ref()).line_text(64),
             None
         );
+    }
+
+    /// A CTL recogniser that says every state is byte-blind.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct ClaimsBlind(CtlMachine);
+
+    impl Recognizer for ClaimsBlind {
+        type Key = <CtlMachine as Recognizer>::Key;
+        fn allowed(&self) -> ByteSet {
+            self.0.allowed()
+        }
+        fn accepting(&self) -> bool {
+            self.0.accepting()
+        }
+        fn try_byte(&mut self, byte: u8) -> bool {
+            self.0.try_byte(byte)
+        }
+        fn mask_key(&self, horizon: u32) -> Self::Key {
+            self.0.mask_key(horizon)
+        }
+        fn byte_blind(&self) -> Option<bool> {
+            Some(true)
+        }
+    }
+
+    #[test]
+    fn byte_blind_claims_are_checked() {
+        use super::check_byte_blind;
+        let body = stepped(CtlMachine::default(), b"call c1 f\narg k 2\n");
+        assert_eq!(body.byte_blind(), Some(true));
+        assert!(check_byte_blind(&body, 0).is_ok());
+        assert!(check_byte_blind(&stepped(body, b"x"), 0).is_ok());
+        let frame = stepped(body, b"xy");
+        assert_eq!(frame.byte_blind(), Some(false));
+        let error = check_byte_blind(&ClaimsBlind(frame), 0).unwrap_err();
+        assert!(error.contains("byte-blind"), "{error}");
     }
 
     #[test]

@@ -102,10 +102,20 @@ pub trait Recognizer: Copy + Debug + Send + Sync + 'static {
     ///   what the run held is never read by the rest of a token. (An empty run may differ: a
     ///   path or an id that must not be empty refuses its exit at once.) A state whose run may
     ///   still turn out to be something else (a keyword in progress that falls back to prose)
-    ///   does not forget.
+    ///   says after which first bytes it does ([`InText::except`]): the law then speaks only
+    ///   of runs that start with another byte.
     ///
     /// `None` (the default) is always sound: masks are then walked.
     fn line_text(&self, _horizon: u32) -> Option<InText> {
+        None
+    }
+
+    /// `Some(true)` when the state is byte-blind: every byte is allowed and leads to the same
+    /// [`mask_key`](Recognizer::mask_key) at every horizon, so which byte came is never seen
+    /// (a CTL body with bytes left); the harness checks the claim at every prefix.
+    /// `Some(false)` makes the matcher treat the state as not blind. `None` (the default):
+    /// the recogniser does not say, and the matcher tries the 256 bytes itself, once per key.
+    fn byte_blind(&self) -> Option<bool> {
         None
     }
 
@@ -140,30 +150,45 @@ pub trait Recognizer: Copy + Debug + Send + Sync + 'static {
     }
 }
 
-/// A state inside a run ([`Recognizer::line_text`]): the run's kind, and whether what the run
-/// holds is forgotten when it ends.
+/// A state inside a run ([`Recognizer::line_text`]): the run's kind, whether what the run
+/// holds is forgotten when it ends, and the first bytes after which it is not a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct InText {
-    /// What the text may hold.
+    /// What the run may hold.
     pub kind: LineText,
     /// Whether every whole nonempty run leads, at the byte that ends it, where `a` does.
     pub forgets: bool,
+    /// Bytes of the class that do not continue the run when they come first (a keyword in
+    /// progress on a line that is prose if it diverges: its next byte): the law speaks only
+    /// of runs whose first byte is not among them, and never of `a`. Tokens starting with
+    /// one are walked. Empty for a plain run.
+    pub except: ByteSet,
 }
 
 impl InText {
-    /// Text of `kind` whose content is never read again.
+    /// A run of `kind` whose content is never read again.
     pub const fn forgetting(kind: LineText) -> InText {
         InText {
             kind,
             forgets: true,
+            except: ByteSet::EMPTY,
         }
     }
 
-    /// Text of `kind` whose content may still matter at its LF.
+    /// A run of `kind` whose content may still matter when it ends.
     pub const fn remembering(kind: LineText) -> InText {
         InText {
             kind,
             forgets: false,
+            except: ByteSet::EMPTY,
+        }
+    }
+
+    /// The same run, except after the first bytes `first` (see [`InText::except`]).
+    pub const fn except(self, first: ByteSet) -> InText {
+        InText {
+            except: first,
+            ..self
         }
     }
 }

@@ -1125,6 +1125,11 @@ impl crate::recognizer::Recognizer for CtlMachine {
         CtlMachine::allowed(self).contains(byte) && self.step(byte).is_ok()
     }
 
+    /// A body with bytes left: every byte is its content, and only the count goes down.
+    fn byte_blind(&self) -> Option<bool> {
+        Some(self.node == Node::Body)
+    }
+
     fn line_text_kinds(&self) -> &'static [LineText] {
         match self.mode {
             CtlMode::Strict => &[LineText::Token],
@@ -1145,7 +1150,12 @@ impl crate::recognizer::Recognizer for CtlMachine {
         }
         let horizon = horizon as u64;
         let kind = match self.node {
-            Node::IdStart | Node::Id | Node::NameStart | Node::Name | Node::KeyStart | Node::Key
+            Node::IdStart
+            | Node::Id
+            | Node::NameStart
+            | Node::Name
+            | Node::KeyStart
+            | Node::Key
                 if self.budget as u64 > horizon + ROOM_CAP as u64 + 1 =>
             {
                 LineText::Token

@@ -184,6 +184,13 @@ impl LineTextTable {
         }
     }
 
+    /// The bytes the tables hold: the masks and the two exit tries.
+    pub fn heap_bytes(&self) -> usize {
+        (self.inside.len() + self.after_masks.len() + self.after_all.len()) * 4
+            + self.exits.heap_bytes()
+            + self.exits_after.heap_bytes()
+    }
+
     /// The nodes of the two exit tries (`exits`, `exits_after`): what a mask from this table
     /// walks at most.
     pub fn exit_nodes(&self) -> (usize, usize) {

@@ -146,8 +146,17 @@ impl<R: Recognizer> CompiledGrammar<R> {
 
     /// The successor of `state` if `state` is byte-blind: every byte is allowed and every
     /// successor has the same key (so, by the recogniser's laws, the same future up to the
-    /// horizon); a CTL body with bytes left is. Remembered by key.
+    /// horizon); a CTL body with bytes left is. Asked of the recogniser
+    /// ([`Recognizer::byte_blind`]); if it does not say, checked and remembered by key.
     fn blind_successor(&self, state: &R) -> Option<R> {
+        match state.byte_blind() {
+            Some(true) => {
+                let mut next = *state;
+                return next.try_byte(0).then_some(next);
+            }
+            Some(false) => return None,
+            None => {}
+        }
         let key = state.mask_key(self.horizon);
         if let Some(known) = self
             .blind
@@ -221,12 +230,19 @@ impl<R: Recognizer> CompiledGrammar<R> {
             match state.line_text(self.horizon) {
                 Some(text) if text.forgets => {
                     // The tokens that start inside the run from the tables, and those that
-                    // end it at once first byte by first byte (the byte may open another run).
+                    // end it at once or start with an excepted byte first byte by first byte
+                    // (the byte may open another run).
                     self.vocab
                         .line_text(text.kind)
                         .fill_inside(*state, &mut stack, words);
-                    let exits = state.allowed().difference(text.kind.class());
-                    self.add_first_bytes(state, exits, false, &mut stack, words);
+                    for byte in text.except.iter() {
+                        trie.clear_prefix(byte, words);
+                    }
+                    let first = state
+                        .allowed()
+                        .difference(text.kind.class())
+                        .union(text.except);
+                    self.add_first_bytes(state, first, false, &mut stack, words);
                 }
                 Some(_) => trie.walk(*state, &mut stack, words),
                 None => self.add_first_bytes(state, state.allowed(), true, &mut stack, words),
@@ -255,7 +271,7 @@ impl<R: Recognizer> CompiledGrammar<R> {
         stack: &mut Vec<R>,
         words: &mut [u32],
     ) {
-        let mut texts = [false; 256];
+        let mut texts = [ByteSet::FULL; 256];
         let mut kind = None;
         let mut into_text = ByteSet::EMPTY;
         for byte in bytes.iter() {
@@ -266,7 +282,7 @@ impl<R: Recognizer> CompiledGrammar<R> {
             match next.line_text(self.horizon) {
                 // One kind per state (every language has one); another is walked.
                 Some(text) if text.forgets && *kind.get_or_insert(text.kind) == text.kind => {
-                    texts[byte as usize] = true;
+                    texts[byte as usize] = text.except;
                     into_text = into_text.with(byte);
                 }
                 _ => {}
@@ -285,8 +301,18 @@ impl<R: Recognizer> CompiledGrammar<R> {
         let trie = self.vocab.trie();
         for byte in bytes.iter() {
             match table {
-                Some(table) if texts[byte as usize] => {
-                    table.add_after(*state, byte, !from_union, stack, words)
+                Some(table) if into_text.contains(byte) => {
+                    table.add_after(*state, byte, !from_union, stack, words);
+                    // The tokens `byte c …` of an excepted `c`, which the tables set as if
+                    // `c` continued the run, are walked instead.
+                    let except = texts[byte as usize];
+                    if !except.is_empty() {
+                        let mut next = *state;
+                        next.try_byte(byte);
+                        for c in except.iter() {
+                            trie.rewalk(&[byte, c], next, stack, words);
+                        }
+                    }
                 }
                 _ => trie.walk_first(*state, byte, stack, words),
             }

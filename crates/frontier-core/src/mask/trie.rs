@@ -50,8 +50,21 @@ pub struct TokenTrie {
     by_level: Vec<u32>,
     /// Row `l` (0 ≤ `l` ≤ `short_rows`): the mask of every token of at most `l` bytes.
     short_masks: Vec<u32>,
+    /// The nodes of depth `d` (2 ≤ `d` ≤ `short_rows() + 2`) by (`d`, parent's byte, byte),
+    /// sorted: `(d << 16 | parent << 8 | byte, node)`. With `ends_start`/`ends_by_level`
+    /// (the nodes of depth `d` with byte `b` that end a token, bucketed as `by_level`), a
+    /// walk below a depth follows two bytes at once ([`TokenTrie::walk_below`]). Empty for a
+    /// trie of entries.
+    pairs: Vec<(u32, u32)>,
+    ends_start: Vec<u32>,
+    ends_by_level: Vec<u32>,
     mask_words: usize,
 }
+
+/// The most bytes a state after one byte below a blind run may allow for
+/// [`TokenTrie::walk_below`] to follow two bytes at once (more, and the nodes of one depth
+/// are walked instead).
+const PAIR_WALK_MAX: u32 = 8;
 
 /// The deepest row of [`TokenTrie::short_mask`] (and one less than the deepest level
 /// indexed by byte): 256 rows, so the masks by length stay under 256 × `ceil(V/32)` words
@@ -64,6 +77,7 @@ impl TokenTrie {
         let order: Vec<(u32, &[u8])> = vocab.normal_tokens().collect();
         let mut trie = TokenTrie::from_order(order, vocab.mask_words(), SHORT_ROWS_MAX);
         trie.short_masks = short_masks(vocab, trie.short_rows(), trie.mask_words);
+        trie.index_pairs();
         trie
     }
 
@@ -135,8 +149,53 @@ impl TokenTrie {
             level_start,
             by_level,
             short_masks: Vec::new(),
+            pairs: Vec::new(),
+            ends_start: Vec::new(),
+            ends_by_level: Vec::new(),
             mask_words,
         }
+    }
+
+    /// Builds `pairs`, `ends_start` and `ends_by_level` (see the fields).
+    fn index_pairs(&mut self) {
+        let levels = self.short_rows + 2;
+        let mut bytes = vec![0u8; self.max_depth + 1];
+        let mut pairs = Vec::new();
+        for (index, node) in self.nodes.iter().enumerate().skip(1) {
+            let depth = node.depth as usize;
+            bytes[depth] = node.byte;
+            if (2..=levels).contains(&depth) {
+                let key = (depth as u32) << 16 | (bytes[depth - 1] as u32) << 8 | node.byte as u32;
+                pairs.push((key, index as u32));
+            }
+        }
+        pairs.sort_unstable();
+        self.pairs = pairs;
+        let ends: Vec<Node> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(index, node)| Node {
+                // Depth 0 keeps a node out of the index: only nodes that end a token count.
+                depth: if index > 0 && !self.node_ids(index).is_empty() {
+                    node.depth
+                } else {
+                    0
+                },
+                ..*node
+            })
+            .collect();
+        let (start, by_level) = index_levels(&ends, self.short_rows + 1);
+        self.ends_start = start;
+        self.ends_by_level = by_level;
+    }
+
+    /// The nodes of depth `depth` (≥ 2) whose byte is `byte` and whose parent's is `parent`.
+    fn pair_nodes(&self, depth: usize, parent: u8, byte: u8) -> &[(u32, u32)] {
+        let key = (depth as u32) << 16 | (parent as u32) << 8 | byte as u32;
+        let start = self.pairs.partition_point(|&(k, _)| k < key);
+        let end = start + self.pairs[start..].partition_point(|&(k, _)| k == key);
+        &self.pairs[start..end]
     }
 
     /// The deepest row of [`short_mask`](TokenTrie::short_mask).
@@ -154,6 +213,19 @@ impl TokenTrie {
     /// The number of nodes, the root included.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// The bytes the trie's arrays hold (nodes, ids, level indexes, short masks).
+    pub fn heap_bytes(&self) -> usize {
+        self.nodes.len() * std::mem::size_of::<Node>()
+            + (self.ids.len()
+                + self.level_start.len()
+                + self.by_level.len()
+                + self.short_masks.len()
+                + 2 * self.pairs.len()
+                + self.ends_start.len()
+                + self.ends_by_level.len())
+                * 4
     }
 
     /// The longest token, in bytes: a walk's stack holds `max_depth() + 1` states.
@@ -201,7 +273,38 @@ impl TokenTrie {
             stack.resize(self.max_depth + 1, state);
         }
         for byte in state.allowed().iter() {
-            self.walk_bucket(state, depth, byte, stack, words);
+            let mut next = state;
+            let follows = if next.try_byte(byte) {
+                next.allowed()
+            } else {
+                continue;
+            };
+            if self.pairs.is_empty() || follows.len() > PAIR_WALK_MAX {
+                self.walk_bucket(state, depth, byte, stack, words);
+                continue;
+            }
+            // Two bytes at once: the tokens that end with `byte` at depth `depth + 1`, then
+            // the subtrees of the nodes one deeper whose byte `next` allows (a body that ends
+            // here is followed by `arg` or `end`: the nodes `a`-then-`r` and `e`-then-`n`).
+            let bucket = depth * 256 + byte as usize;
+            if let (Some(&start), Some(&end)) =
+                (self.ends_start.get(bucket), self.ends_start.get(bucket + 1))
+            {
+                for &node in &self.ends_by_level[start as usize..end as usize] {
+                    for &id in self.node_ids(node as usize) {
+                        if let Some(word) = words.get_mut(id as usize >> 5) {
+                            *word |= 1 << (id & 31);
+                        }
+                    }
+                }
+            }
+            for second in follows.iter() {
+                for &(_, node) in self.pair_nodes(depth + 2, byte, second) {
+                    stack[depth + 1] = next;
+                    let node = node as usize;
+                    self.scan(node, self.nodes[node].subtree_end as usize, stack, words);
+                }
+            }
         }
     }
 
@@ -218,6 +321,74 @@ impl TokenTrie {
             stack.resize(self.max_depth + 1, state);
         }
         self.walk_bucket(state, 0, byte, stack, words);
+    }
+
+    /// The node whose path is `path` (not empty), if some entry starts with it.
+    fn find(&self, path: &[u8]) -> Option<usize> {
+        let (&first, rest) = path.split_first()?;
+        let (&start, &end) = (
+            self.level_start.get(first as usize)?,
+            self.level_start.get(first as usize + 1)?,
+        );
+        // Depth 1 holds one node per byte.
+        let mut node = *self.by_level[start as usize..end as usize].first()? as usize;
+        for &byte in rest {
+            let mut child = node + 1;
+            let end = self.nodes[node].subtree_end as usize;
+            while child < end && self.nodes[child].byte != byte {
+                child = self.nodes[child].subtree_end as usize;
+            }
+            if child >= end {
+                return None;
+            }
+            node = child;
+        }
+        Some(node)
+    }
+
+    /// Clears in `words` the bits of every entry that starts with `byte`.
+    pub fn clear_prefix(&self, byte: u8, words: &mut [u32]) {
+        if let Some(node) = self.find(&[byte]) {
+            self.clear_subtree(node, words);
+        }
+    }
+
+    /// Clears in `words` the bits of every entry below `node`, `node` included: their ids are
+    /// contiguous, grouped by node in pre-order.
+    fn clear_subtree(&self, node: usize, words: &mut [u32]) {
+        let end = self.nodes[node].subtree_end as usize;
+        let ids_end = self
+            .nodes
+            .get(end)
+            .map_or(self.ids.len(), |next| next.ids_start as usize);
+        for &id in &self.ids[self.nodes[node].ids_start as usize..ids_end] {
+            if let Some(word) = words.get_mut(id as usize >> 5) {
+                *word &= !(1 << (id & 31));
+            }
+        }
+    }
+
+    /// Recomputes in `words` the bits of every entry that starts with `path` (not empty):
+    /// clears them, then sets those whose bytes after `path[..len − 1]` `parent` takes whole
+    /// (`parent` is the state after `path[..len − 1]`). For the few tokens under a byte where
+    /// a table's answer does not hold ([`InText::except`](crate::recognizer::InText)).
+    pub fn rewalk<R: Recognizer>(
+        &self,
+        path: &[u8],
+        parent: R,
+        stack: &mut Vec<R>,
+        words: &mut [u32],
+    ) {
+        let Some(node) = self.find(path) else {
+            return;
+        };
+        self.clear_subtree(node, words);
+        let end = self.nodes[node].subtree_end as usize;
+        if stack.len() <= self.max_depth {
+            stack.resize(self.max_depth + 1, parent);
+        }
+        stack[path.len() - 1] = parent;
+        self.scan(node, end, stack, words);
     }
 
     /// The subtrees of the nodes of depth `depth + 1` whose byte is `byte`, each walked from
@@ -275,7 +446,11 @@ impl TokenTrie {
 fn index_levels(nodes: &[Node], levels: usize) -> (Vec<u32>, Vec<u32>) {
     let bucket = |node: &Node| (node.depth as usize - 1) * 256 + node.byte as usize;
     let mut start = vec![0u32; levels * 256 + 1];
-    for node in nodes.iter().skip(1).filter(|n| n.depth as usize <= levels) {
+    for node in nodes
+        .iter()
+        .skip(1)
+        .filter(|n| (1..=levels).contains(&(n.depth as usize)))
+    {
         start[bucket(node) + 1] += 1;
     }
     for i in 1..start.len() {
@@ -284,7 +459,7 @@ fn index_levels(nodes: &[Node], levels: usize) -> (Vec<u32>, Vec<u32>) {
     let mut fill = start.clone();
     let mut by_level = vec![0u32; *start.last().unwrap_or(&0) as usize];
     for (index, node) in nodes.iter().enumerate().skip(1) {
-        if node.depth as usize <= levels {
+        if (1..=levels).contains(&(node.depth as usize)) {
             let slot = &mut fill[bucket(node)];
             by_level[*slot as usize] = index as u32;
             *slot += 1;

@@ -11,7 +11,8 @@ use crate::contract::ParseError;
 use crate::recognizer::{InText, LineText, Recognizer};
 use crate::udiff::value::{Range, Value};
 
-use super::{Ctx, Pos, Step, Tent, UdiffMachine};
+use super::{Ctx, Div, Pos, Step, Tent, UdiffMachine};
+use crate::udiff::keyword as kw;
 
 impl Recognizer for UdiffMachine {
     /// The machine with its offsets taken out, hunk counts and the line's room clipped to the
@@ -62,8 +63,10 @@ impl Recognizer for UdiffMachine {
     /// Inside a body, garbage or `\` line outside a tentative header (every byte but LF is
     /// content that nothing reads again, and such lines have no length limit), and in a
     /// header's path, free text or a hunk header's section text while the line has room for
-    /// a whole token and its LF. (A keyword in progress on a line that is prose if it fails
-    /// is not text: once the keyword is whole, its value has a grammar of its own.)
+    /// a whole token and its LF. A keyword in progress on a line that is garbage or a body
+    /// line if it diverges is such text except after the bytes that continue a keyword
+    /// (once a keyword is whole, its value has a grammar of its own: `index x` is refused),
+    /// unless `a` continues one.
     fn line_text(&self, horizon: u32) -> Option<InText> {
         if self.error.is_some() {
             return None;
@@ -71,6 +74,18 @@ impl Recognizer for UdiffMachine {
         let room = self.line_len as u64 + (horizon as u64) < self.max_line as u64;
         match (self.pos, self.tent) {
             (Pos::Stream(_), Tent::None) => Some(InText::forgetting(LineText::Bytes)),
+            (
+                Pos::Kw {
+                    cands,
+                    matched,
+                    div: Div::Garbage | Div::Body(_),
+                },
+                Tent::None,
+            ) => {
+                let keywords = kw::next_bytes(cands, matched).intersection(LineText::Bytes.class());
+                (!keywords.contains(b'a'))
+                    .then(|| InText::forgetting(LineText::Bytes).except(keywords))
+            }
             (
                 Pos::Value {
                     value: Value::Path { .. } | Value::Text | Value::Range(Range { field: 7, .. }),
