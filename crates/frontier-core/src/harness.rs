@@ -722,6 +722,13 @@ mod tests {
             Some(ByteSet::single(b' '))
         );
         assert!(check_line_text(&diff, 0).is_ok());
+        // A line start outside a file patch: garbage unless a keyword starts.
+        let start = stepped(git, b"diff --git a/x b/x\n");
+        let text = start.line_text(64).unwrap();
+        assert!(text.except.contains(b'd') && text.except.contains(b'i'));
+        assert!(!text.except.contains(b'x'));
+        assert!(check_line_text(&start, 0).is_ok());
+        assert!(check_line_text(&ClaimsNoExcept(start), 0).is_err());
         // `a` continues `rena`: no claim.
         assert_eq!(stepped(git, b"diff --git a/x b/y\nren").line_text(64), None);
         // Strict mode has no garbage: a keyword that diverges is an error.

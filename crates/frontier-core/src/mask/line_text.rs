@@ -41,6 +41,10 @@ pub struct LineTextTable {
     after_masks: Vec<u32>,
     /// The exit entries of every token `x e y`, `x` not empty (see `exit_entry`).
     exits: TokenTrie,
+    /// The ids of `exits` by their token's first byte `b`:
+    /// `exit_ids[exit_ids_start[b] .. exit_ids_start[b + 1]]`.
+    exit_ids_start: Vec<u32>,
+    exit_ids: Vec<u32>,
     /// The exit entries of every token `b x e y`, with `b` kept.
     exits_after: TokenTrie,
     /// The union of the `after` rows.
@@ -113,6 +117,19 @@ impl LineTextTable {
                 None => {}
             }
         }
+        let mut by_first: Vec<(u8, u32)> = exits
+            .iter()
+            .map(|(id, _)| (vocab.bytes(*id)[0], *id))
+            .collect();
+        by_first.sort_unstable();
+        let mut exit_ids_start = vec![0u32; 257];
+        for &(first, _) in &by_first {
+            exit_ids_start[first as usize + 1] += 1;
+        }
+        for b in 1..257 {
+            exit_ids_start[b] += exit_ids_start[b - 1];
+        }
+        let exit_ids = by_first.into_iter().map(|(_, id)| id).collect();
         let mut after_all = vec![0u32; words];
         for row in after_masks.chunks(words.max(1)) {
             for (word, &bits) in after_all.iter_mut().zip(row) {
@@ -126,6 +143,8 @@ impl LineTextTable {
             after_row,
             after_masks,
             exits: TokenTrie::from_entries(&exits, words),
+            exit_ids_start,
+            exit_ids,
             exits_after: TokenTrie::from_entries(&exits_after, words),
             after_all,
         }
@@ -142,6 +161,23 @@ impl LineTextTable {
     pub fn fill_inside<R: Recognizer>(&self, state: R, stack: &mut Vec<R>, words: &mut [u32]) {
         words.copy_from_slice(&self.inside);
         self.exits.walk(state, stack, words);
+    }
+
+    /// Takes out of a [`fill_inside`](LineTextTable::fill_inside) mask the tokens starting
+    /// with `byte` that a state excepts ([`InText::except`](crate::recognizer::InText)): the
+    /// ones the exit trie set, and unless `keep_row` the viable ones `byte x` too (kept when
+    /// the state after `byte` is a run of this kind, whose row they are).
+    pub fn except_first(&self, byte: u8, keep_row: bool, words: &mut [u32]) {
+        let group = &self.exit_ids[self.exit_ids_start[byte as usize] as usize
+            ..self.exit_ids_start[byte as usize + 1] as usize];
+        for &id in group {
+            words[id as usize >> 5] &= !(1 << (id & 31));
+        }
+        if !keep_row {
+            for (word, &bits) in words.iter_mut().zip(self.after(byte)) {
+                *word &= !bits;
+            }
+        }
     }
 
     /// The row of tokens `byte x`, `x` viable LF-free text (empty if there is none).
@@ -186,7 +222,12 @@ impl LineTextTable {
 
     /// The bytes the tables hold: the masks and the two exit tries.
     pub fn heap_bytes(&self) -> usize {
-        (self.inside.len() + self.after_masks.len() + self.after_all.len()) * 4
+        (self.inside.len()
+            + self.after_masks.len()
+            + self.after_all.len()
+            + self.exit_ids_start.len()
+            + self.exit_ids.len())
+            * 4
             + self.exits.heap_bytes()
             + self.exits_after.heap_bytes()
     }

@@ -12,7 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use crate::byteset::ByteSet;
-use crate::recognizer::Recognizer;
+use crate::recognizer::{LineText, Recognizer};
 
 use super::cache::{CacheStats, MaskCache};
 use super::vocab::{TokenKind, Vocabulary};
@@ -232,20 +232,24 @@ impl<R: Recognizer> CompiledGrammar<R> {
                     // The tokens that start inside the run from the tables, and those that
                     // end it at once or start with an excepted byte first byte by first byte
                     // (the byte may open another run).
-                    self.vocab
-                        .line_text(text.kind)
-                        .fill_inside(*state, &mut stack, words);
+                    let table = self.vocab.line_text(text.kind);
+                    table.fill_inside(*state, &mut stack, words);
                     for byte in text.except.iter() {
-                        trie.clear_prefix(byte, words);
+                        let mut next = *state;
+                        let keep_row = next.try_byte(byte)
+                            && next
+                                .line_text(self.horizon)
+                                .is_some_and(|t| t.forgets && t.kind == text.kind);
+                        table.except_first(byte, keep_row, words);
                     }
                     let first = state
                         .allowed()
                         .difference(text.kind.class())
                         .union(text.except);
-                    self.add_first_bytes(state, first, false, &mut stack, words);
+                    self.add_first_bytes(state, first, Some(text.kind), &mut stack, words);
                 }
                 Some(_) => trie.walk(*state, &mut stack, words),
-                None => self.add_first_bytes(state, state.allowed(), true, &mut stack, words),
+                None => self.add_first_bytes(state, state.allowed(), None, &mut stack, words),
             }
         }
         self.stacks
@@ -259,20 +263,23 @@ impl<R: Recognizer> CompiledGrammar<R> {
         }
     }
 
-    /// Adds to `words` the tokens `state` takes whose first byte is in `bytes` (with `fresh`,
-    /// writes them: `words` holds nothing yet), first byte by first byte: a byte that leads
-    /// into a run takes its tokens from the [`line_text`](super::line_text) tables, any other
-    /// walks its subtree of the trie.
+    /// Adds to `words` the tokens `state` takes whose first byte is in `bytes`, first byte by
+    /// first byte: a byte that leads into a run takes its tokens from the
+    /// [`line_text`](super::line_text) tables, any other walks its subtree of the trie. With
+    /// `inside` `None`, writes them (`words` holds nothing yet); with `Some(kind)`, `state` is
+    /// inside a run of `kind`, `words` holds its tokens from the tables, and a byte that leads
+    /// into a run of `kind` always takes the tables' answer (see `walk`).
     fn add_first_bytes(
         &self,
         state: &R,
         bytes: ByteSet,
-        fresh: bool,
+        inside: Option<LineText>,
         stack: &mut Vec<R>,
         words: &mut [u32],
     ) {
+        let fresh = inside.is_none();
         let mut texts = [ByteSet::FULL; 256];
-        let mut kind = None;
+        let mut kind = inside;
         let mut into_text = ByteSet::EMPTY;
         for byte in bytes.iter() {
             let mut next = *state;

@@ -56,9 +56,19 @@ pub struct TokenTrie {
     /// walk below a depth follows two bytes at once ([`TokenTrie::walk_below`]). Empty for a
     /// trie of entries.
     pairs: Vec<(u32, u32)>,
+    /// The same for three bytes: the nodes of depth `d` (3 ≤ `d` ≤ `short_rows() + 3`) by
+    /// (`d`, grandparent's byte, parent's byte, byte), `d << 24 | …`.
+    triples: Vec<(u32, u32)>,
     ends_start: Vec<u32>,
     ends_by_level: Vec<u32>,
     mask_words: usize,
+}
+
+/// The entries of a sorted `(key, node)` array with key `key`.
+fn sorted_range(sorted: &[(u32, u32)], key: u32) -> &[(u32, u32)] {
+    let start = sorted.partition_point(|&(k, _)| k < key);
+    let end = start + sorted[start..].partition_point(|&(k, _)| k == key);
+    &sorted[start..end]
 }
 
 /// The most bytes a state after one byte below a blind run may allow for
@@ -150,6 +160,7 @@ impl TokenTrie {
             by_level,
             short_masks: Vec::new(),
             pairs: Vec::new(),
+            triples: Vec::new(),
             ends_start: Vec::new(),
             ends_by_level: Vec::new(),
             mask_words,
@@ -161,16 +172,27 @@ impl TokenTrie {
         let levels = self.short_rows + 2;
         let mut bytes = vec![0u8; self.max_depth + 1];
         let mut pairs = Vec::new();
+        let mut triples = Vec::new();
         for (index, node) in self.nodes.iter().enumerate().skip(1) {
             let depth = node.depth as usize;
             bytes[depth] = node.byte;
+            let byte = node.byte as u32;
             if (2..=levels).contains(&depth) {
-                let key = (depth as u32) << 16 | (bytes[depth - 1] as u32) << 8 | node.byte as u32;
+                let key = (depth as u32) << 16 | (bytes[depth - 1] as u32) << 8 | byte;
                 pairs.push((key, index as u32));
+            }
+            if (3..=levels + 1).contains(&depth) {
+                let key = (depth as u32) << 24
+                    | (bytes[depth - 2] as u32) << 16
+                    | (bytes[depth - 1] as u32) << 8
+                    | byte;
+                triples.push((key, index as u32));
             }
         }
         pairs.sort_unstable();
+        triples.sort_unstable();
         self.pairs = pairs;
+        self.triples = triples;
         let ends: Vec<Node> = self
             .nodes
             .iter()
@@ -193,9 +215,23 @@ impl TokenTrie {
     /// The nodes of depth `depth` (≥ 2) whose byte is `byte` and whose parent's is `parent`.
     fn pair_nodes(&self, depth: usize, parent: u8, byte: u8) -> &[(u32, u32)] {
         let key = (depth as u32) << 16 | (parent as u32) << 8 | byte as u32;
-        let start = self.pairs.partition_point(|&(k, _)| k < key);
-        let end = start + self.pairs[start..].partition_point(|&(k, _)| k == key);
-        &self.pairs[start..end]
+        sorted_range(&self.pairs, key)
+    }
+
+    /// The nodes of depth `depth` (≥ 3) whose last three bytes are `path`.
+    fn triple_nodes(&self, depth: usize, path: [u8; 3]) -> &[(u32, u32)] {
+        let key =
+            (depth as u32) << 24 | (path[0] as u32) << 16 | (path[1] as u32) << 8 | path[2] as u32;
+        sorted_range(&self.triples, key)
+    }
+
+    /// Sets in `words` the ids ending at `node`.
+    fn set_ids(&self, node: usize, words: &mut [u32]) {
+        for &id in self.node_ids(node) {
+            if let Some(word) = words.get_mut(id as usize >> 5) {
+                *word |= 1 << (id & 31);
+            }
+        }
     }
 
     /// The deepest row of [`short_mask`](TokenTrie::short_mask).
@@ -223,6 +259,7 @@ impl TokenTrie {
                 + self.by_level.len()
                 + self.short_masks.len()
                 + 2 * self.pairs.len()
+                + 2 * self.triples.len()
                 + self.ends_start.len()
                 + self.ends_by_level.len())
                 * 4
@@ -291,18 +328,33 @@ impl TokenTrie {
                 (self.ends_start.get(bucket), self.ends_start.get(bucket + 1))
             {
                 for &node in &self.ends_by_level[start as usize..end as usize] {
-                    for &id in self.node_ids(node as usize) {
-                        if let Some(word) = words.get_mut(id as usize >> 5) {
-                            *word |= 1 << (id & 31);
-                        }
-                    }
+                    self.set_ids(node as usize, words);
                 }
             }
             for second in follows.iter() {
-                for &(_, node) in self.pair_nodes(depth + 2, byte, second) {
-                    stack[depth + 1] = next;
-                    let node = node as usize;
-                    self.scan(node, self.nodes[node].subtree_end as usize, stack, words);
+                let pairs = self.pair_nodes(depth + 2, byte, second);
+                let mut after = next;
+                after.try_byte(second);
+                let thirds = after.allowed();
+                if thirds.len() > PAIR_WALK_MAX {
+                    for &(_, node) in pairs {
+                        stack[depth + 1] = next;
+                        let node = node as usize;
+                        self.scan(node, self.nodes[node].subtree_end as usize, stack, words);
+                    }
+                    continue;
+                }
+                // And a third byte: the tokens ending after the two, then the subtrees one
+                // deeper again.
+                for &(_, node) in pairs {
+                    self.set_ids(node as usize, words);
+                }
+                for third in thirds.iter() {
+                    for &(_, node) in self.triple_nodes(depth + 3, [byte, second, third]) {
+                        stack[depth + 2] = after;
+                        let node = node as usize;
+                        self.scan(node, self.nodes[node].subtree_end as usize, stack, words);
+                    }
                 }
             }
         }
@@ -344,13 +396,6 @@ impl TokenTrie {
             node = child;
         }
         Some(node)
-    }
-
-    /// Clears in `words` the bits of every entry that starts with `byte`.
-    pub fn clear_prefix(&self, byte: u8, words: &mut [u32]) {
-        if let Some(node) = self.find(&[byte]) {
-            self.clear_subtree(node, words);
-        }
     }
 
     /// Clears in `words` the bits of every entry below `node`, `node` included: their ids are

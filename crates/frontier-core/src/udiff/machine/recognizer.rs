@@ -13,6 +13,7 @@ use crate::udiff::value::{Range, Value};
 
 use super::{Ctx, Div, Pos, Step, Tent, UdiffMachine};
 use crate::udiff::keyword as kw;
+use crate::udiff::Mode;
 
 impl Recognizer for UdiffMachine {
     /// The machine with its offsets taken out, hunk counts and the line's room clipped to the
@@ -64,9 +65,10 @@ impl Recognizer for UdiffMachine {
     /// content that nothing reads again, and such lines have no length limit), and in a
     /// header's path, free text or a hunk header's section text while the line has room for
     /// a whole token and its LF. A keyword in progress on a line that is garbage or a body
-    /// line if it diverges is such text except after the bytes that continue a keyword
-    /// (once a keyword is whole, its value has a grammar of its own: `index x` is refused),
-    /// unless `a` continues one.
+    /// line if it diverges, and a line start where a line that starts no keyword is garbage,
+    /// are such text except after the bytes that continue a keyword (once a keyword is
+    /// whole, its value has a grammar of its own: `index x` is refused), unless `a`
+    /// continues one.
     fn line_text(&self, horizon: u32) -> Option<InText> {
         if self.error.is_some() {
             return None;
@@ -74,6 +76,19 @@ impl Recognizer for UdiffMachine {
         let room = self.line_len as u64 + (horizon as u64) < self.max_line as u64;
         match (self.pos, self.tent) {
             (Pos::Stream(_), Tent::None) => Some(InText::forgetting(LineText::Bytes)),
+            // A line start where every line that is not a keyword's is garbage.
+            (Pos::Start, Tent::None)
+                if self.mode != Mode::Strict
+                    && matches!(
+                        self.ctx,
+                        Ctx::Top | Ctx::GitHdr { .. } | Ctx::AfterBlock { .. } | Ctx::Hunks
+                    ) =>
+            {
+                let cands = self.continuing(self.ctx) | self.top_kws();
+                let keywords = kw::next_bytes(cands, 0).intersection(LineText::Bytes.class());
+                (!keywords.contains(b'a'))
+                    .then(|| InText::forgetting(LineText::Bytes).except(keywords))
+            }
             (
                 Pos::Kw {
                     cands,
