@@ -49,6 +49,14 @@ pub struct LineTextTable {
     exits_after: TokenTrie,
     /// The union of the `after` rows.
     after_all: Vec<u32>,
+    /// Row `prefix_rows[i].1` of `prefix_masks` for the two-byte prefix `prefix_rows[i].0`
+    /// (sorted) that at least [`PREFIX_ROW_MIN`] tokens start with: the tokens `b c x`, `x`
+    /// viable. With `prefixed_exits` (every such token whose `x` holds a byte outside the
+    /// class, as it is) they answer the tokens under `b c` when the state after them is in a
+    /// run (see [`add_prefix`](LineTextTable::add_prefix)).
+    prefix_rows: Vec<([u8; 2], u32)>,
+    prefix_masks: Vec<u32>,
+    prefixed_exits: TokenTrie,
 }
 
 /// `after_row` of a byte no token starts with.
@@ -70,6 +78,45 @@ fn exit_entry(kind: LineText, head: &[u8], text: &[u8], tail: &[u8]) -> Option<V
     }
     entry.extend_from_slice(tail);
     Some(entry)
+}
+
+/// The fewest tokens a two-byte prefix needs to get a row of its own (below it, the tokens
+/// under the prefix are walked: a few thousand nodes at most).
+pub const PREFIX_ROW_MIN: usize = 512;
+
+/// The rows of the two-byte prefixes that at least [`PREFIX_ROW_MIN`] tokens start with, and
+/// the trie of their tokens that leave the run (see `LineTextTable::prefix_rows`).
+fn prefix_tables(vocab: &Vocabulary, kind: LineText) -> (Vec<([u8; 2], u32)>, Vec<u32>, TokenTrie) {
+    let words = vocab.mask_words();
+    let mut counts = vec![0u32; 1 << 16];
+    for (_, bytes) in vocab.normal_tokens() {
+        if let [b, c, ..] = *bytes {
+            counts[(b as usize) << 8 | c as usize] += 1;
+        }
+    }
+    let prefix_rows: Vec<([u8; 2], u32)> = (0..1usize << 16)
+        .filter(|&p| counts[p] as usize >= PREFIX_ROW_MIN)
+        .enumerate()
+        .map(|(row, p)| ([(p >> 8) as u8, p as u8], row as u32))
+        .collect();
+    let mut prefix_masks = vec![0u32; prefix_rows.len() * words];
+    let mut leaving = Vec::new();
+    for (id, bytes) in vocab.normal_tokens() {
+        let [b, c, ref rest @ ..] = *bytes else {
+            continue;
+        };
+        let Ok(at) = prefix_rows.binary_search_by(|(p, _)| p.cmp(&[b, c])) else {
+            continue;
+        };
+        if kind.viable(rest) {
+            let row = prefix_rows[at].1 as usize * words;
+            prefix_masks[row + (id as usize >> 5)] |= 1 << (id & 31);
+        } else if kind.run_len(rest).is_some() {
+            leaving.push((id, bytes.to_vec()));
+        }
+    }
+    let prefixed_exits = TokenTrie::from_entries(&leaving, words);
+    (prefix_rows, prefix_masks, prefixed_exits)
 }
 
 /// The whole run that stands for every other in an exit entry (in every kind's class).
@@ -117,6 +164,7 @@ impl LineTextTable {
                 None => {}
             }
         }
+        let (prefix_rows, prefix_masks, prefixed_exits) = prefix_tables(vocab, kind);
         let mut by_first: Vec<(u8, u32)> = exits
             .iter()
             .map(|(id, _)| (vocab.bytes(*id)[0], *id))
@@ -145,6 +193,9 @@ impl LineTextTable {
             exits: TokenTrie::from_entries(&exits, words),
             exit_ids_start,
             exit_ids,
+            prefix_rows,
+            prefix_masks,
+            prefixed_exits,
             exits_after: TokenTrie::from_entries(&exits_after, words),
             after_all,
         }
@@ -178,6 +229,31 @@ impl LineTextTable {
                 *word &= !bits;
             }
         }
+    }
+
+    /// Sets in `words` the tokens `b c x` that `state` takes, where `state` is the state after
+    /// `b` and the state after `b c` is in a run of this table's kind that it forgets, if
+    /// the prefix has a row; returns whether it had (else nothing is set). The run's excepted
+    /// bytes are the caller's. The bits under `b c` must be clear.
+    pub fn add_prefix<R: Recognizer>(
+        &self,
+        state: R,
+        prefix: [u8; 2],
+        stack: &mut Vec<R>,
+        words: &mut [u32],
+    ) -> bool {
+        let Ok(at) = self.prefix_rows.binary_search_by(|(p, _)| p.cmp(&prefix)) else {
+            return false;
+        };
+        let row = self.prefix_rows[at].1 as usize * self.mask_words;
+        for (word, &bits) in words
+            .iter_mut()
+            .zip(&self.prefix_masks[row..row + self.mask_words])
+        {
+            *word |= bits;
+        }
+        self.prefixed_exits.walk_path(&prefix, state, stack, words);
+        true
     }
 
     /// The row of tokens `byte x`, `x` viable LF-free text (empty if there is none).
@@ -220,14 +296,17 @@ impl LineTextTable {
         }
     }
 
-    /// The bytes the tables hold: the masks and the two exit tries.
+    /// The bytes the tables hold: the masks and the exit tries.
     pub fn heap_bytes(&self) -> usize {
-        (self.inside.len()
-            + self.after_masks.len()
-            + self.after_all.len()
-            + self.exit_ids_start.len()
-            + self.exit_ids.len())
-            * 4
+        self.prefixed_exits.heap_bytes()
+            + self.prefix_rows.len() * 8
+            + (self.inside.len()
+                + self.prefix_masks.len()
+                + self.after_masks.len()
+                + self.after_all.len()
+                + self.exit_ids_start.len()
+                + self.exit_ids.len())
+                * 4
             + self.exits.heap_bytes()
             + self.exits_after.heap_bytes()
     }

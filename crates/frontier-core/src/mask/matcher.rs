@@ -15,6 +15,7 @@ use crate::byteset::ByteSet;
 use crate::recognizer::{LineText, Recognizer};
 
 use super::cache::{CacheStats, MaskCache};
+use super::line_text::LineTextTable;
 use super::vocab::{TokenKind, Vocabulary};
 use super::MaskError;
 
@@ -317,13 +318,43 @@ impl<R: Recognizer> CompiledGrammar<R> {
                         let mut next = *state;
                         next.try_byte(byte);
                         for c in except.iter() {
-                            trie.rewalk(&[byte, c], next, stack, words);
+                            self.rewalk_prefix(next, [byte, c], table, stack, words);
                         }
                     }
                 }
                 _ => trie.walk_first(*state, byte, stack, words),
             }
         }
+    }
+
+    /// Recomputes the tokens under `prefix` = `b c` from `state`, the state after `b`: from
+    /// the prefix's row when it has one and the state after `c` is in a run (then only the
+    /// tokens under its excepted bytes are walked), else by a walk of the subtree.
+    fn rewalk_prefix(
+        &self,
+        state: R,
+        prefix: [u8; 2],
+        table: &LineTextTable,
+        stack: &mut Vec<R>,
+        words: &mut [u32],
+    ) {
+        let trie = self.vocab.trie();
+        trie.clear_path(&prefix, words);
+        let mut after = state;
+        if after.try_byte(prefix[1]) {
+            if let Some(text) = after.line_text(self.horizon) {
+                if text.forgets
+                    && text.kind == table.kind()
+                    && table.add_prefix(state, prefix, stack, words)
+                {
+                    for third in text.except.iter() {
+                        trie.rewalk(&[prefix[0], prefix[1], third], after, stack, words);
+                    }
+                    return;
+                }
+            }
+        }
+        trie.walk_path(&prefix, state, stack, words);
     }
 
     /// Writes the mask of `state` into `words`: from the cache if its key is there, else by a

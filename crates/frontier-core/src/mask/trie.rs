@@ -50,17 +50,16 @@ pub struct TokenTrie {
     by_level: Vec<u32>,
     /// Row `l` (0 ≤ `l` ≤ `short_rows`): the mask of every token of at most `l` bytes.
     short_masks: Vec<u32>,
-    /// The nodes of depth `d` (2 ≤ `d` ≤ `short_rows() + 2`) by (`d`, parent's byte, byte),
-    /// sorted: `(d << 16 | parent << 8 | byte, node)`. With `ends_start`/`ends_by_level`
-    /// (the nodes of depth `d` with byte `b` that end a token, bucketed as `by_level`), a
-    /// walk below a depth follows two bytes at once ([`TokenTrie::walk_below`]). Empty for a
-    /// trie of entries.
-    pairs: Vec<(u32, u32)>,
-    /// The same for three bytes: the nodes of depth `d` (3 ≤ `d` ≤ `short_rows() + 3`) by
-    /// (`d`, grandparent's byte, parent's byte, byte), `d << 24 | …`.
+    /// What lets a walk below a depth follow three bytes at once
+    /// ([`TokenTrie::walk_below`]), each array sorted by its key (empty for a trie of
+    /// entries): the ids of the tokens of `d` bytes by (`d`, last byte), `d << 8 | b`, for
+    /// `d` ≤ `short_rows() + 1`; by (`d`, last two bytes), `d << 16 | …`, for
+    /// `d` ≤ `short_rows() + 2`; and the nodes of depth `d` ≤ `short_rows() + 3` by (`d`,
+    /// last three bytes), `d << 24 | …`. Reading ids in runs, not nodes, keeps a cold walk
+    /// from touching the trie's nodes one cache line at a time.
+    ends1: Vec<(u32, u32)>,
+    ends2: Vec<(u32, u32)>,
     triples: Vec<(u32, u32)>,
-    ends_start: Vec<u32>,
-    ends_by_level: Vec<u32>,
     mask_words: usize,
 }
 
@@ -71,10 +70,13 @@ fn sorted_range(sorted: &[(u32, u32)], key: u32) -> &[(u32, u32)] {
     &sorted[start..end]
 }
 
-/// The most bytes a state after one byte below a blind run may allow for
-/// [`TokenTrie::walk_below`] to follow two bytes at once (more, and the nodes of one depth
+/// The most bytes each of the two states after a blind run's first bytes may allow for
+/// [`TokenTrie::walk_below`] to follow three bytes at once (more, and the nodes of one depth
 /// are walked instead).
-const PAIR_WALK_MAX: u32 = 8;
+const TRIPLE_WALK_MAX: u32 = 8;
+
+/// The deepest node `triples` holds: its depth is the key's top byte.
+const TRIPLE_DEPTH_MAX: usize = 255;
 
 /// The deepest row of [`TokenTrie::short_mask`] (and one less than the deepest level
 /// indexed by byte): 256 rows, so the masks by length stay under 256 × `ceil(V/32)` words
@@ -159,63 +161,40 @@ impl TokenTrie {
             level_start,
             by_level,
             short_masks: Vec::new(),
-            pairs: Vec::new(),
+            ends1: Vec::new(),
+            ends2: Vec::new(),
             triples: Vec::new(),
-            ends_start: Vec::new(),
-            ends_by_level: Vec::new(),
             mask_words,
         }
     }
 
-    /// Builds `pairs`, `ends_start` and `ends_by_level` (see the fields).
+    /// Builds `ends1`, `ends2` and `triples` (see the fields).
     fn index_pairs(&mut self) {
-        let levels = self.short_rows + 2;
+        let levels = self.short_rows + 1;
         let mut bytes = vec![0u8; self.max_depth + 1];
-        let mut pairs = Vec::new();
-        let mut triples = Vec::new();
+        let (mut ends1, mut ends2, mut triples) = (Vec::new(), Vec::new(), Vec::new());
         for (index, node) in self.nodes.iter().enumerate().skip(1) {
             let depth = node.depth as usize;
             bytes[depth] = node.byte;
-            let byte = node.byte as u32;
-            if (2..=levels).contains(&depth) {
-                let key = (depth as u32) << 16 | (bytes[depth - 1] as u32) << 8 | byte;
-                pairs.push((key, index as u32));
+            let (d, byte) = (depth as u32, node.byte as u32);
+            let last2 = |b: &[u8]| (b[depth - 1] as u32) << 8 | byte;
+            for &id in self.node_ids(index) {
+                if depth <= levels {
+                    ends1.push((d << 8 | byte, id));
+                }
+                if (2..=levels + 1).contains(&depth) {
+                    ends2.push((d << 16 | last2(&bytes), id));
+                }
             }
-            if (3..=levels + 1).contains(&depth) {
-                let key = (depth as u32) << 24
-                    | (bytes[depth - 2] as u32) << 16
-                    | (bytes[depth - 1] as u32) << 8
-                    | byte;
+            if (3..=(levels + 2).min(TRIPLE_DEPTH_MAX)).contains(&depth) {
+                let key = d << 24 | (bytes[depth - 2] as u32) << 16 | last2(&bytes);
                 triples.push((key, index as u32));
             }
         }
-        pairs.sort_unstable();
-        triples.sort_unstable();
-        self.pairs = pairs;
-        self.triples = triples;
-        let ends: Vec<Node> = self
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(index, node)| Node {
-                // Depth 0 keeps a node out of the index: only nodes that end a token count.
-                depth: if index > 0 && !self.node_ids(index).is_empty() {
-                    node.depth
-                } else {
-                    0
-                },
-                ..*node
-            })
-            .collect();
-        let (start, by_level) = index_levels(&ends, self.short_rows + 1);
-        self.ends_start = start;
-        self.ends_by_level = by_level;
-    }
-
-    /// The nodes of depth `depth` (≥ 2) whose byte is `byte` and whose parent's is `parent`.
-    fn pair_nodes(&self, depth: usize, parent: u8, byte: u8) -> &[(u32, u32)] {
-        let key = (depth as u32) << 16 | (parent as u32) << 8 | byte as u32;
-        sorted_range(&self.pairs, key)
+        for array in [&mut ends1, &mut ends2, &mut triples] {
+            array.sort_unstable();
+        }
+        (self.ends1, self.ends2, self.triples) = (ends1, ends2, triples);
     }
 
     /// The nodes of depth `depth` (≥ 3) whose last three bytes are `path`.
@@ -225,9 +204,9 @@ impl TokenTrie {
         sorted_range(&self.triples, key)
     }
 
-    /// Sets in `words` the ids ending at `node`.
-    fn set_ids(&self, node: usize, words: &mut [u32]) {
-        for &id in self.node_ids(node) {
+    /// Sets in `words` the ids of `(key, id)` entries.
+    fn set_all(&self, entries: &[(u32, u32)], words: &mut [u32]) {
+        for &(_, id) in entries {
             if let Some(word) = words.get_mut(id as usize >> 5) {
                 *word |= 1 << (id & 31);
             }
@@ -258,10 +237,7 @@ impl TokenTrie {
                 + self.level_start.len()
                 + self.by_level.len()
                 + self.short_masks.len()
-                + 2 * self.pairs.len()
-                + 2 * self.triples.len()
-                + self.ends_start.len()
-                + self.ends_by_level.len())
+                + 2 * (self.ends1.len() + self.ends2.len() + self.triples.len()))
                 * 4
     }
 
@@ -311,45 +287,34 @@ impl TokenTrie {
         }
         for byte in state.allowed().iter() {
             let mut next = state;
-            let follows = if next.try_byte(byte) {
-                next.allowed()
-            } else {
+            if !next.try_byte(byte) {
                 continue;
+            }
+            let follows = next.allowed();
+            let narrow = |second: u8| {
+                let mut after = next;
+                after.try_byte(second);
+                after.allowed().len() <= TRIPLE_WALK_MAX
             };
-            if self.pairs.is_empty() || follows.len() > PAIR_WALK_MAX {
+            if self.triples.is_empty()
+                || depth + 3 > TRIPLE_DEPTH_MAX
+                || follows.len() > TRIPLE_WALK_MAX
+                || !follows.iter().all(narrow)
+            {
                 self.walk_bucket(state, depth, byte, stack, words);
                 continue;
             }
-            // Two bytes at once: the tokens that end with `byte` at depth `depth + 1`, then
-            // the subtrees of the nodes one deeper whose byte `next` allows (a body that ends
-            // here is followed by `arg` or `end`: the nodes `a`-then-`r` and `e`-then-`n`).
-            let bucket = depth * 256 + byte as usize;
-            if let (Some(&start), Some(&end)) =
-                (self.ends_start.get(bucket), self.ends_start.get(bucket + 1))
-            {
-                for &node in &self.ends_by_level[start as usize..end as usize] {
-                    self.set_ids(node as usize, words);
-                }
-            }
+            // Three bytes at once: the tokens that end one and two bytes below `depth`, then
+            // the subtrees of the nodes three below whose path the states allow (a body that
+            // ends here is followed by `arg` or `end`: the paths `arg` and `end`).
+            let (d1, d2) = ((depth + 1) as u32, (depth + 2) as u32);
+            self.set_all(sorted_range(&self.ends1, d1 << 8 | byte as u32), words);
             for second in follows.iter() {
-                let pairs = self.pair_nodes(depth + 2, byte, second);
+                let last2 = (byte as u32) << 8 | second as u32;
+                self.set_all(sorted_range(&self.ends2, d2 << 16 | last2), words);
                 let mut after = next;
                 after.try_byte(second);
-                let thirds = after.allowed();
-                if thirds.len() > PAIR_WALK_MAX {
-                    for &(_, node) in pairs {
-                        stack[depth + 1] = next;
-                        let node = node as usize;
-                        self.scan(node, self.nodes[node].subtree_end as usize, stack, words);
-                    }
-                    continue;
-                }
-                // And a third byte: the tokens ending after the two, then the subtrees one
-                // deeper again.
-                for &(_, node) in pairs {
-                    self.set_ids(node as usize, words);
-                }
-                for third in thirds.iter() {
+                for third in after.allowed().iter() {
                     for &(_, node) in self.triple_nodes(depth + 3, [byte, second, third]) {
                         stack[depth + 2] = after;
                         let node = node as usize;
@@ -424,10 +389,29 @@ impl TokenTrie {
         stack: &mut Vec<R>,
         words: &mut [u32],
     ) {
+        self.clear_path(path, words);
+        self.walk_path(path, parent, stack, words);
+    }
+
+    /// Clears in `words` the bits of every entry that starts with `path` (not empty).
+    pub fn clear_path(&self, path: &[u8], words: &mut [u32]) {
+        if let Some(node) = self.find(path) {
+            self.clear_subtree(node, words);
+        }
+    }
+
+    /// Sets in `words` the bits of every entry that starts with `path` (not empty) whose
+    /// bytes after `path[..len − 1]` `parent` takes whole.
+    pub fn walk_path<R: Recognizer>(
+        &self,
+        path: &[u8],
+        parent: R,
+        stack: &mut Vec<R>,
+        words: &mut [u32],
+    ) {
         let Some(node) = self.find(path) else {
             return;
         };
-        self.clear_subtree(node, words);
         let end = self.nodes[node].subtree_end as usize;
         if stack.len() <= self.max_depth {
             stack.resize(self.max_depth + 1, parent);
