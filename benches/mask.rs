@@ -196,12 +196,13 @@ fn vocabularies() -> Vec<(String, Arc<Vocabulary>)> {
         out.push((which.name().to_owned(), Arc::new(vocab)));
     }
     let start = Instant::now();
-    match load_tekken().filter(|_| selected("tekken", &VOCABS)) {
-        Some(vocab) => {
+    match selected("tekken", &VOCABS).then(load_tekken) {
+        None => {}
+        Some(Some(vocab)) => {
             println!("mask vocab tekken: load {:.1} ms", ms(start.elapsed()));
             out.push(("tekken".to_owned(), Arc::new(vocab)));
         }
-        None => println!(
+        Some(None) => println!(
             "mask vocab tekken: absent ({VOCAB_DIR}/tekken_240911.*; run benches/vocabs/fetch.py)"
         ),
     }
@@ -512,21 +513,23 @@ fn bench(c: &mut Criterion) {
         let ours = begun.elapsed();
         let (env, theirs) = llg_env(&vocab);
         println!(
-            "mask {name}: {} ids, {} trie nodes, longest {} bytes; trie build frontier {:.1} ms, llguidance {:.1} ms",
+            "mask {name}: {} ids, {} trie nodes, longest {} bytes; trie build frontier {:.1} ms ({:.1} MB), llguidance {:.1} ms",
             vocab.size(),
             trie.node_count(),
             vocab.max_token_len(),
             ms(ours),
+            trie.heap_bytes() as f64 / 1e6,
             ms(theirs)
         );
         for kind in LineText::ALL {
             let begun = Instant::now();
             let table = LineTextTable::build(&vocab, kind);
             println!(
-                "mask {name}: line-text tables {kind:?} {:.1} ms, {:.1} MB, exit tries {:?} nodes",
+                "mask {name}: run tables {kind:?} {:.1} ms, {:.1} MB, exit tries {:?} nodes, {} prefix rows",
                 ms(begun.elapsed()),
                 table.heap_bytes() as f64 / 1e6,
-                table.exit_nodes()
+                table.exit_nodes(),
+                table.prefix_rows()
             );
         }
         let strict = StrictMachine::default();

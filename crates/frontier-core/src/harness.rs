@@ -225,7 +225,7 @@ const LAW_HORIZON: u32 = 64;
 /// run of 63 bytes (one less than the horizon: the room a claim needs), and exits at the end
 /// of some (a probe's run, up to the first byte outside the kind's class, is what the law
 /// speaks of).
-const LINE_TEXT_PROBES: [&[u8]; 18] = [
+const LINE_TEXT_PROBES: [&[u8]; 19] = [
     b"",
     b"a",
     b" x\t\r",
@@ -243,6 +243,7 @@ const LINE_TEXT_PROBES: [&[u8]; 18] = [
     b"read_file x",
     b"C1.b:c-d_9\n",
     b"Zz09",
+    b"0123456789abcdef..",
     b"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
 ];
 
@@ -716,6 +717,12 @@ mod tests {
         assert!(check_line_text(&index, 0).is_ok());
         let error = check_line_text(&ClaimsNoExcept(index), 0).unwrap_err();
         assert!(error.contains("takes"), "{error}");
+        // An `index` line's object names are runs of hex digits, ended by `..`, SP or LF.
+        for name in [&b"index "[..], b"index 1a", b"index 1a..", b"index 1a..2b"] {
+            let hex = stepped(stepped(git, b"diff --git a/x b/x\n"), name);
+            assert_eq!(hex.line_text(64), Some(InText::forgetting(LineText::Hex)));
+            assert!(check_line_text(&hex, 0).is_ok());
+        }
         let diff = stepped(git, b"diff");
         assert_eq!(
             diff.line_text(64).map(|t| t.except),

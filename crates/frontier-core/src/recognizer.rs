@@ -204,11 +204,22 @@ pub enum LineText {
     /// CTL's token characters ([`TOKEN_CHARS`](crate::ctl::TOKEN_CHARS): ALPHA / DIGIT /
     /// `_.:-`): an id, a name or a key, ended by SP or LF.
     Token,
+    /// Lowercase hexadecimal digits: a unified diff `index` line's object names, ended by
+    /// `..`, SP or LF.
+    Hex,
 }
+
+/// The bytes of [`LineText::Hex`].
+const HEX_DIGITS: ByteSet = ByteSet::range(b'0', b'9').union(ByteSet::range(b'a', b'f'));
 
 impl LineText {
     /// Every kind, in the order of their index.
-    pub const ALL: [LineText; 3] = [LineText::Bytes, LineText::Utf8, LineText::Token];
+    pub const ALL: [LineText; 4] = [
+        LineText::Bytes,
+        LineText::Utf8,
+        LineText::Token,
+        LineText::Hex,
+    ];
 
     /// The kind's position in [`LineText::ALL`].
     pub fn index(self) -> usize {
@@ -220,6 +231,7 @@ impl LineText {
         match self {
             LineText::Bytes | LineText::Utf8 => ByteSet::single(b'\n').complement(),
             LineText::Token => crate::ctl::TOKEN_CHARS,
+            LineText::Hex => HEX_DIGITS,
         }
     }
 
@@ -227,7 +239,10 @@ impl LineText {
     pub fn run_len(self, x: &[u8]) -> Option<usize> {
         match self {
             LineText::Bytes | LineText::Utf8 => memchr::memchr(b'\n', x),
-            LineText::Token => x.iter().position(|&b| !crate::ctl::TOKEN_CHARS.contains(b)),
+            LineText::Token | LineText::Hex => {
+                let class = self.class();
+                x.iter().position(|&b| !class.contains(b))
+            }
         }
     }
 
@@ -239,7 +254,7 @@ impl LineText {
             return false;
         }
         match self {
-            LineText::Bytes | LineText::Token => true,
+            LineText::Bytes | LineText::Token | LineText::Hex => true,
             LineText::Utf8 => match std::str::from_utf8(x) {
                 Ok(_) => true,
                 Err(e) => e.error_len().is_none(),
@@ -250,7 +265,7 @@ impl LineText {
     /// Whether `x` is viable and ends at a character boundary, so that the run may end.
     pub fn complete(self, x: &[u8]) -> bool {
         match self {
-            LineText::Bytes | LineText::Token => self.run_len(x).is_none(),
+            LineText::Bytes | LineText::Token | LineText::Hex => self.run_len(x).is_none(),
             LineText::Utf8 => self.run_len(x).is_none() && std::str::from_utf8(x).is_ok(),
         }
     }

@@ -217,7 +217,8 @@ impl LineTextTable {
     /// Takes out of a [`fill_inside`](LineTextTable::fill_inside) mask the tokens starting
     /// with `byte` that a state excepts ([`InText::except`](crate::recognizer::InText)): the
     /// ones the exit trie set, and unless `keep_row` the viable ones `byte x` too (kept when
-    /// the state after `byte` is a run of this kind, whose row they are).
+    /// the state after `byte` is a run of this kind, whose row they are). The viable ones are
+    /// exactly the row's for an ASCII `byte`.
     pub fn except_first(&self, byte: u8, keep_row: bool, words: &mut [u32]) {
         let group = &self.exit_ids[self.exit_ids_start[byte as usize] as usize
             ..self.exit_ids_start[byte as usize + 1] as usize];
@@ -309,6 +310,11 @@ impl LineTextTable {
                 * 4
             + self.exits.heap_bytes()
             + self.exits_after.heap_bytes()
+    }
+
+    /// How many two-byte prefixes have a row of their own.
+    pub fn prefix_rows(&self) -> usize {
+        self.prefix_rows.len()
     }
 
     /// The nodes of the two exit tries (`exits`, `exits_after`): what a mask from this table

@@ -12,7 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use crate::byteset::ByteSet;
-use crate::recognizer::{LineText, Recognizer};
+use crate::recognizer::{InText, LineText, Recognizer};
 
 use super::cache::{CacheStats, MaskCache};
 use super::line_text::LineTextTable;
@@ -241,7 +241,12 @@ impl<R: Recognizer> CompiledGrammar<R> {
                             && next
                                 .line_text(self.horizon)
                                 .is_some_and(|t| t.forgets && t.kind == text.kind);
-                        table.except_first(byte, keep_row, words);
+                        // A row answers for the tokens of an ASCII first byte; a lead byte's
+                        // tokens are cleared in the trie.
+                        table.except_first(byte, keep_row || !byte.is_ascii(), words);
+                        if !keep_row && !byte.is_ascii() {
+                            trie.clear_path(&[byte], words);
+                        }
                     }
                     let first = state
                         .allowed()
@@ -268,8 +273,7 @@ impl<R: Recognizer> CompiledGrammar<R> {
     /// first byte: a byte that leads into a run takes its tokens from the
     /// [`line_text`](super::line_text) tables, any other walks its subtree of the trie. With
     /// `inside` `None`, writes them (`words` holds nothing yet); with `Some(kind)`, `state` is
-    /// inside a run of `kind`, `words` holds its tokens from the tables, and a byte that leads
-    /// into a run of `kind` always takes the tables' answer (see `walk`).
+    /// inside a run of `kind`, and `words` holds its tokens from the tables (see `walk`).
     fn add_first_bytes(
         &self,
         state: &R,
@@ -279,50 +283,51 @@ impl<R: Recognizer> CompiledGrammar<R> {
         words: &mut [u32],
     ) {
         let fresh = inside.is_none();
-        let mut texts = [ByteSet::FULL; 256];
-        let mut kind = inside;
-        let mut into_text = ByteSet::EMPTY;
+        // Each byte's run, if it leads into one; the union of rows is of one kind (the run's
+        // own inside a run, else the first met).
+        let mut texts: [Option<InText>; 256] = [None; 256];
+        let mut union_kind = inside;
+        let mut into_union = ByteSet::EMPTY;
         for byte in bytes.iter() {
             let mut next = *state;
             if !next.try_byte(byte) {
                 continue;
             }
-            match next.line_text(self.horizon) {
-                // One kind per state (every language has one); another is walked.
-                Some(text) if text.forgets && *kind.get_or_insert(text.kind) == text.kind => {
-                    texts[byte as usize] = text.except;
-                    into_text = into_text.with(byte);
+            if let Some(text) = next.line_text(self.horizon).filter(|t| t.forgets) {
+                texts[byte as usize] = Some(text);
+                if *union_kind.get_or_insert(text.kind) == text.kind {
+                    into_union = into_union.with(byte);
                 }
-                _ => {}
             }
         }
-        let table = kind.map(|kind| self.vocab.line_text(kind));
         // Past half the bytes, clearing the others' rows from the union costs less.
-        let from_union = fresh && into_text.len() > 128;
-        match table {
-            Some(table) if from_union => {
-                table.fill_after_all(into_text.complement(), words);
+        let from_union = fresh && into_union.len() > 128;
+        match union_kind {
+            Some(kind) if from_union => {
+                self.vocab
+                    .line_text(kind)
+                    .fill_after_all(into_union.complement(), words);
             }
             _ if fresh => words.fill(0),
             _ => {}
         }
         let trie = self.vocab.trie();
         for byte in bytes.iter() {
-            match table {
-                Some(table) if into_text.contains(byte) => {
-                    table.add_after(*state, byte, !from_union, stack, words);
-                    // The tokens `byte c …` of an excepted `c`, which the tables set as if
-                    // `c` continued the run, are walked instead.
-                    let except = texts[byte as usize];
-                    if !except.is_empty() {
-                        let mut next = *state;
-                        next.try_byte(byte);
-                        for c in except.iter() {
-                            self.rewalk_prefix(next, [byte, c], table, stack, words);
-                        }
-                    }
+            let Some(text) = texts[byte as usize] else {
+                trie.walk_first(*state, byte, stack, words);
+                continue;
+            };
+            let table = self.vocab.line_text(text.kind);
+            let row = !(from_union && into_union.contains(byte));
+            table.add_after(*state, byte, row, stack, words);
+            // The tokens `byte c …` of an excepted `c`, which the tables set as if `c`
+            // continued the run, are walked instead.
+            if !text.except.is_empty() {
+                let mut next = *state;
+                next.try_byte(byte);
+                for c in text.except.iter() {
+                    self.rewalk_prefix(next, [byte, c], table, stack, words);
                 }
-                _ => trie.walk_first(*state, byte, stack, words),
             }
         }
     }

@@ -58,7 +58,7 @@ impl Recognizer for UdiffMachine {
     }
 
     fn line_text_kinds(&self) -> &'static [LineText] {
-        &[LineText::Bytes]
+        &[LineText::Bytes, LineText::Hex]
     }
 
     /// Inside a body, garbage or `\` line outside a tentative header (every byte but LF is
@@ -108,6 +108,19 @@ impl Recognizer for UdiffMachine {
                 },
                 _,
             ) if room => Some(InText::forgetting(LineText::Bytes)),
+            // An object name of `index`: its digits are never read again, but the line goes
+            // on after it, so its room must be past what the key keeps.
+            (
+                Pos::Value {
+                    value: Value::Index { phase: 0 | 2, .. },
+                    ..
+                },
+                _,
+            ) if self.line_len as u64 + horizon as u64 + Value::MAX_MIN_REST as u64 + 10
+                < self.max_line as u64 =>
+            {
+                Some(InText::forgetting(LineText::Hex))
+            }
             _ => None,
         }
     }
