@@ -235,6 +235,11 @@ impl LineText {
         }
     }
 
+    /// Whether one byte alone ends a run of this kind (LF).
+    pub const fn one_exit(self) -> bool {
+        matches!(self, LineText::Bytes | LineText::Utf8)
+    }
+
     /// Where the run at the start of `x` ends: the index of the first byte outside the class.
     pub fn run_len(self, x: &[u8]) -> Option<usize> {
         match self {

@@ -318,16 +318,27 @@ impl<R: Recognizer> CompiledGrammar<R> {
                 continue;
             };
             let table = self.vocab.line_text(text.kind);
-            let row = !(from_union && into_union.contains(byte));
+            // The row is in `words` already when the union gave it, or when `state`'s own run
+            // of the same kind did (an ASCII byte of its class: an excepted byte whose row
+            // `walk` kept).
+            let row = !(from_union && into_union.contains(byte))
+                && !(inside == Some(text.kind)
+                    && text.kind.class().contains(byte)
+                    && byte.is_ascii());
             table.add_after(*state, byte, row, stack, words);
+            let mut next = *state;
+            next.try_byte(byte);
+            // The tokens `byte e …` that leave the run at once, for a kind the tables keep no
+            // entries of them for.
+            if !text.kind.one_exit() {
+                for exit in next.allowed().difference(text.kind.class()).iter() {
+                    trie.walk_path(&[byte, exit], next, stack, words);
+                }
+            }
             // The tokens `byte c …` of an excepted `c`, which the tables set as if `c`
             // continued the run, are walked instead.
-            if !text.except.is_empty() {
-                let mut next = *state;
-                next.try_byte(byte);
-                for c in text.except.iter() {
-                    self.rewalk_prefix(next, [byte, c], table, stack, words);
-                }
+            for c in text.except.iter() {
+                self.rewalk_prefix(next, [byte, c], table, stack, words);
             }
         }
     }
