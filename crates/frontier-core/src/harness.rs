@@ -736,6 +736,12 @@ mod tests {
         assert!(!text.except.contains(b'x'));
         assert!(check_line_text(&start, 0).is_ok());
         assert!(check_line_text(&ClaimsNoExcept(start), 0).is_err());
+        // After a finished git hunk: garbage too, but for a line that overruns it or a `\`.
+        let done = stepped(git, b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n");
+        let text = done.line_text(64).unwrap();
+        assert!(text.except.contains(b' ') && text.except.contains(b'\\'));
+        assert!(check_line_text(&done, 0).is_ok());
+        assert!(check_line_text(&ClaimsNoExcept(done), 0).is_err());
         // `a` continues `rena`: no claim.
         assert_eq!(stepped(git, b"diff --git a/x b/y\nren").line_text(64), None);
         // Strict mode has no garbage: a keyword that diverges is an error.

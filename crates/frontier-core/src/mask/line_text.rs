@@ -81,8 +81,8 @@ fn exit_entry(kind: LineText, head: &[u8], text: &[u8], tail: &[u8]) -> Option<V
 }
 
 /// The fewest tokens a two-byte prefix needs to get a row of its own (below it, the tokens
-/// under the prefix are walked: a few thousand nodes at most).
-pub const PREFIX_ROW_MIN: usize = 512;
+/// under the prefix are walked: a few hundred nodes at most, about the cost of one row).
+pub const PREFIX_ROW_MIN: usize = 192;
 
 /// The rows of the two-byte prefixes that at least [`PREFIX_ROW_MIN`] tokens start with, and
 /// the trie of their tokens that leave the run (see `LineTextTable::prefix_rows`).

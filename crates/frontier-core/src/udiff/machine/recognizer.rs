@@ -76,16 +76,21 @@ impl Recognizer for UdiffMachine {
         let room = self.line_len as u64 + (horizon as u64) < self.max_line as u64;
         match (self.pos, self.tent) {
             (Pos::Stream(_), Tent::None) => Some(InText::forgetting(LineText::Bytes)),
-            // A line start where every line that is not a keyword's is garbage.
+            // A line start where every line that is not a keyword's is garbage (after a
+            // finished git hunk, but for the lines that overrun it and a `\` line).
             (Pos::Start, Tent::None)
                 if self.mode != Mode::Strict
                     && matches!(
                         self.ctx,
                         Ctx::Top | Ctx::GitHdr { .. } | Ctx::AfterBlock { .. } | Ctx::Hunks
-                    ) =>
+                    )
+                    || self.mode == Mode::Git && matches!(self.ctx, Ctx::HunkDone { .. }) =>
             {
                 let cands = self.continuing(self.ctx) | self.top_kws();
-                let keywords = kw::next_bytes(cands, 0).intersection(LineText::Bytes.class());
+                let mut keywords = kw::next_bytes(cands, 0).intersection(LineText::Bytes.class());
+                if matches!(self.ctx, Ctx::HunkDone { .. }) {
+                    keywords = keywords.union(ByteSet::of(b" +-\\"));
+                }
                 (!keywords.contains(b'a'))
                     .then(|| InText::forgetting(LineText::Bytes).except(keywords))
             }
