@@ -86,7 +86,14 @@ pub const PREFIX_ROW_MIN: usize = 192;
 
 /// The rows of the two-byte prefixes that at least [`PREFIX_ROW_MIN`] tokens start with, and
 /// the trie of their tokens that leave the run (see `LineTextTable::prefix_rows`).
-fn prefix_tables(vocab: &Vocabulary, kind: LineText) -> (Vec<([u8; 2], u32)>, Vec<u32>, TokenTrie) {
+struct PrefixTables {
+    rows: Vec<([u8; 2], u32)>,
+    masks: Vec<u32>,
+    exits: TokenTrie,
+}
+
+/// The [`PrefixTables`] of `kind` over `vocab`.
+fn prefix_tables(vocab: &Vocabulary, kind: LineText) -> PrefixTables {
     let words = vocab.mask_words();
     let mut counts = vec![0u32; 1 << 16];
     for (_, bytes) in vocab.normal_tokens() {
@@ -115,8 +122,11 @@ fn prefix_tables(vocab: &Vocabulary, kind: LineText) -> (Vec<([u8; 2], u32)>, Ve
             leaving.push((id, bytes.to_vec()));
         }
     }
-    let prefixed_exits = TokenTrie::from_entries(&leaving, words);
-    (prefix_rows, prefix_masks, prefixed_exits)
+    PrefixTables {
+        rows: prefix_rows,
+        masks: prefix_masks,
+        exits: TokenTrie::from_entries(&leaving, words),
+    }
 }
 
 /// The whole run that stands for every other in an exit entry (in every kind's class).
@@ -167,7 +177,7 @@ impl LineTextTable {
                 _ => {}
             }
         }
-        let (prefix_rows, prefix_masks, prefixed_exits) = prefix_tables(vocab, kind);
+        let prefixes = prefix_tables(vocab, kind);
         let mut by_first: Vec<(u8, u32)> = exits
             .iter()
             .map(|(id, _)| (vocab.bytes(*id)[0], *id))
@@ -196,9 +206,9 @@ impl LineTextTable {
             exits: TokenTrie::from_entries(&exits, words),
             exit_ids_start,
             exit_ids,
-            prefix_rows,
-            prefix_masks,
-            prefixed_exits,
+            prefix_rows: prefixes.rows,
+            prefix_masks: prefixes.masks,
+            prefixed_exits: prefixes.exits,
             exits_after: TokenTrie::from_entries(&exits_after, words),
             after_all,
         }

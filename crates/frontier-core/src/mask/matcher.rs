@@ -229,31 +229,7 @@ impl<R: Recognizer> CompiledGrammar<R> {
             trie.walk_below(below, depth, &mut stack, words);
         } else {
             match state.line_text(self.horizon) {
-                Some(text) if text.forgets => {
-                    // The tokens that start inside the run from the tables, and those that
-                    // end it at once or start with an excepted byte first byte by first byte
-                    // (the byte may open another run).
-                    let table = self.vocab.line_text(text.kind);
-                    table.fill_inside(*state, &mut stack, words);
-                    for byte in text.except.iter() {
-                        let mut next = *state;
-                        let keep_row = next.try_byte(byte)
-                            && next
-                                .line_text(self.horizon)
-                                .is_some_and(|t| t.forgets && t.kind == text.kind);
-                        // A row answers for the tokens of an ASCII first byte; a lead byte's
-                        // tokens are cleared in the trie.
-                        table.except_first(byte, keep_row || !byte.is_ascii(), words);
-                        if !keep_row && !byte.is_ascii() {
-                            trie.clear_path(&[byte], words);
-                        }
-                    }
-                    let first = state
-                        .allowed()
-                        .difference(text.kind.class())
-                        .union(text.except);
-                    self.add_first_bytes(state, first, Some(text.kind), &mut stack, words);
-                }
+                Some(text) if text.forgets => self.fill_run(state, text, &mut stack, words),
                 Some(_) => trie.walk(*state, &mut stack, words),
                 None => self.add_first_bytes(state, state.allowed(), None, &mut stack, words),
             }
@@ -267,6 +243,32 @@ impl<R: Recognizer> CompiledGrammar<R> {
                 words[id as usize >> 5] |= 1 << (id & 31);
             }
         }
+    }
+
+    /// The mask of `state`, inside a run it forgets (EOS aside): the tokens that start inside
+    /// the run from the tables, and those that end it at once or start with an excepted byte
+    /// first byte by first byte (the byte may open another run).
+    fn fill_run(&self, state: &R, text: InText, stack: &mut Vec<R>, words: &mut [u32]) {
+        let table = self.vocab.line_text(text.kind);
+        table.fill_inside(*state, stack, words);
+        for byte in text.except.iter() {
+            let mut next = *state;
+            let keep_row = next.try_byte(byte)
+                && next
+                    .line_text(self.horizon)
+                    .is_some_and(|t| t.forgets && t.kind == text.kind);
+            // A row answers for the tokens of an ASCII first byte; a lead byte's tokens are
+            // cleared in the trie.
+            table.except_first(byte, keep_row || !byte.is_ascii(), words);
+            if !keep_row && !byte.is_ascii() {
+                self.vocab.trie().clear_path(&[byte], words);
+            }
+        }
+        let first = state
+            .allowed()
+            .difference(text.kind.class())
+            .union(text.except);
+        self.add_first_bytes(state, first, Some(text.kind), stack, words);
     }
 
     /// Adds to `words` the tokens `state` takes whose first byte is in `bytes`, first byte by
@@ -321,10 +323,11 @@ impl<R: Recognizer> CompiledGrammar<R> {
             // The row is in `words` already when the union gave it, or when `state`'s own run
             // of the same kind did (an ASCII byte of its class: an excepted byte whose row
             // `walk` kept).
-            let row = !(from_union && into_union.contains(byte))
-                && !(inside == Some(text.kind)
+            let given = (from_union && into_union.contains(byte))
+                || (inside == Some(text.kind)
                     && text.kind.class().contains(byte)
                     && byte.is_ascii());
+            let row = !given;
             table.add_after(*state, byte, row, stack, words);
             let mut next = *state;
             next.try_byte(byte);
