@@ -30,6 +30,10 @@ pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 /// key is checked again each time it is met).
 pub const MAX_BLIND_KEYS: usize = 1 << 16;
 
+/// The most bytes the state after a first byte may allow for a walk to go to their subtrees
+/// directly ([`CompiledGrammar`]'s `walk_first_narrow`).
+const NARROW: u32 = 8;
+
 /// A vocabulary and a language configuration, compiled once and shared by matchers.
 pub struct CompiledGrammar<R: Recognizer> {
     vocab: Arc<Vocabulary>,
@@ -316,7 +320,7 @@ impl<R: Recognizer> CompiledGrammar<R> {
         let trie = self.vocab.trie();
         for byte in bytes.iter() {
             let Some(text) = texts[byte as usize] else {
-                trie.walk_first(*state, byte, stack, words);
+                self.walk_first_narrow(state, byte, stack, words);
                 continue;
             };
             let table = self.vocab.line_text(text.kind);
@@ -343,6 +347,27 @@ impl<R: Recognizer> CompiledGrammar<R> {
             for c in text.except.iter() {
                 self.rewalk_prefix(next, [byte, c], table, stack, words);
             }
+        }
+    }
+
+    /// Sets in `words` the tokens starting with `byte` that `state` takes, by a walk of
+    /// `byte`'s subtree; when the state after `byte` allows at most [`NARROW`] bytes, only
+    /// under those (found by the level index, not by trying each of `byte`'s children: a
+    /// space has some 200 of them).
+    fn walk_first_narrow(&self, state: &R, byte: u8, stack: &mut Vec<R>, words: &mut [u32]) {
+        let trie = self.vocab.trie();
+        let mut next = *state;
+        if !next.try_byte(byte) {
+            return;
+        }
+        let follows = next.allowed();
+        if follows.len() > NARROW {
+            trie.walk_first(*state, byte, stack, words);
+            return;
+        }
+        trie.set_exact(&[byte], words);
+        for second in follows.iter() {
+            trie.walk_path(&[byte, second], next, stack, words);
         }
     }
 

@@ -342,25 +342,48 @@ impl TokenTrie {
 
     /// The node whose path is `path` (not empty), if some entry starts with it.
     fn find(&self, path: &[u8]) -> Option<usize> {
-        let (&first, rest) = path.split_first()?;
-        let (&start, &end) = (
-            self.level_start.get(first as usize)?,
-            self.level_start.get(first as usize + 1)?,
-        );
-        // Depth 1 holds one node per byte.
-        let mut node = *self.by_level[start as usize..end as usize].first()? as usize;
-        for &byte in rest {
-            let mut child = node + 1;
+        let mut node = 0;
+        for (depth, &byte) in path.iter().enumerate() {
             let end = self.nodes[node].subtree_end as usize;
-            while child < end && self.nodes[child].byte != byte {
-                child = self.nodes[child].subtree_end as usize;
-            }
-            if child >= end {
-                return None;
-            }
-            node = child;
+            let bucket = depth * 256 + byte as usize;
+            node = match (
+                self.level_start.get(bucket),
+                self.level_start.get(bucket + 1),
+            ) {
+                // The nodes of this depth and byte, ascending: the child is the one inside
+                // the parent's subtree (a binary search, not a walk of the siblings).
+                (Some(&start), Some(&stop)) => {
+                    let nodes = &self.by_level[start as usize..stop as usize];
+                    let at = nodes.partition_point(|&n| (n as usize) <= node);
+                    match nodes.get(at) {
+                        Some(&child) if (child as usize) < end || node == 0 => child as usize,
+                        _ => return None,
+                    }
+                }
+                _ => {
+                    let mut child = node + 1;
+                    while child < end && self.nodes[child].byte != byte {
+                        child = self.nodes[child].subtree_end as usize;
+                    }
+                    if child >= end {
+                        return None;
+                    }
+                    child
+                }
+            };
         }
-        Some(node)
+        (node != 0).then_some(node)
+    }
+
+    /// Sets in `words` the ids whose bytes are exactly `path`.
+    pub fn set_exact(&self, path: &[u8], words: &mut [u32]) {
+        if let Some(node) = self.find(path) {
+            for &id in self.node_ids(node) {
+                if let Some(word) = words.get_mut(id as usize >> 5) {
+                    *word |= 1 << (id & 31);
+                }
+            }
+        }
     }
 
     /// Clears in `words` the bits of every entry below `node`, `node` included: their ids are
