@@ -250,7 +250,7 @@ const LINE_TEXT_PROBES: [&[u8]; 19] = [
 /// [`Recognizer::line_text`]'s law, for the probes: the state takes a run of the class
 /// exactly when the kind says it is viable, and after a whole nonempty run `x` every byte
 /// outside the class leads where it leads after `a` (the same key at the horizon left after
-/// `x` and that byte).
+/// `x` and that byte); runs that start with an excepted byte aside, and `a` never excepted.
 fn check_line_text<R: Recognizer>(state: &R, at: usize) -> Result<(), String> {
     let Some(InText {
         kind,

@@ -1139,8 +1139,9 @@ impl crate::recognizer::Recognizer for CtlMachine {
 
     /// An id, a name or a key (a run of token characters ended by SP or LF) while its line
     /// has room for a whole token, its exit and the fewest bytes that can finish the line
-    /// after it ([`ROOM_CAP`]) twice over the key's clip, so that the line's room is never
-    /// seen by a token's bytes: nothing reads the token's bytes again. In extended mode also
+    /// after it (`budget > horizon + ROOM_CAP + 1`, past the key's clip of the budget even
+    /// after the token), so that the line's room is never seen by a token's bytes: nothing
+    /// reads the token's bytes again. In extended mode also
     /// an inline value while its line has room for a whole token and the LF, and a heredoc
     /// content line while the value has room for two (so that the room left after any token
     /// and its LF is past what the key keeps).

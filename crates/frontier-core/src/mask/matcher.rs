@@ -203,8 +203,8 @@ impl<R: Recognizer> CompiledGrammar<R> {
     /// nodes of depth `k + 1` whose byte that state allows. Sound by the recogniser laws: a
     /// state with a blind state's key accepts what the blind one does, up to the horizon.
     /// For a CTL body with `k` bytes left, this replaces a walk of every node of depth up to
-    /// `k` (the whole trie when `k` is near the longest token) by `k` key lookups, a copy
-    /// and a walk of the few tokens that run on into a header.
+    /// `k` (the whole trie when `k` is near the longest token) by `k` steps, a copy and a
+    /// walk of the few tokens that run on into a header.
     ///
     /// With no blind step, a state inside a run it forgets, and each first byte that leads
     /// into one, take their tokens from the vocabulary's [`line_text`](super::line_text)

@@ -12,11 +12,15 @@
 //! Built once per vocabulary by sorting the tokens' bytes: sorted order is pre-order, and two
 //! neighbours share exactly their common prefix's nodes.
 //!
-//! Two more tables let a walk start below the root ([`TokenTrie::walk_below`]): the nodes of
-//! each depth bucketed by byte, and [`TokenTrie::short_mask`], the mask of every token up to
-//! each length. A matcher uses them when the first bytes cannot change the outcome (a CTL
-//! body with bytes left): every short token is allowed at once, and only the subtrees at the
-//! first depth that matters are walked.
+//! More tables let a walk start below the root ([`TokenTrie::walk_below`]): the nodes of
+//! each depth bucketed by byte, [`TokenTrie::short_mask`], the mask of every token up to each
+//! length, and the ids of the tokens of each length by their last one and two bytes with the
+//! nodes of each depth by their last three. A matcher uses them when the first bytes cannot
+//! change the outcome (a CTL body with bytes left): every short token is allowed at once, and
+//! only the subtrees at the first depth that matters are walked, or, where the states after
+//! it allow few bytes (`arg` or `end` after a body), the ids in runs and the few subtrees
+//! three bytes below. The level index also finds a path's node by binary search
+//! ([`TokenTrie::rewalk`], [`TokenTrie::walk_path`]).
 
 use crate::recognizer::Recognizer;
 
