@@ -30,6 +30,12 @@
 //!
 //! Run with short criterion settings on a shared machine:
 //! `cargo bench --bench mask -- --warm-up-time 1 --measurement-time 3`.
+//!
+//! While iterating, two environment variables narrow the run: `MASK_BENCH_ONLY` (a
+//! comma-separated list of workloads and vocabularies, e.g. `ctl,udiff,o200k_base`: a workload
+//! or vocabulary runs when the list names it or names none of its kind), and
+//! `MASK_BENCH_SLOW_US` (print every cold step whose minimum is over that many microseconds,
+//! with the recogniser's key: which states cost).
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -160,10 +166,26 @@ fn load_tekken() -> Option<Vocabulary> {
     Some(vocab.with_encoder(Arc::new(RankEncoder(bpe))))
 }
 
+const WORKLOADS: [&str; 4] = ["apply_patch", "apply_patch_git", "ctl", "udiff"];
+const VOCABS: [&str; 4] = ["o200k_base", "cl100k_base", "tekken", "sentencepiece"];
+
+/// Whether `MASK_BENCH_ONLY` lets `name` (one of `kind`) run: it names it, or names none of
+/// `kind`.
+fn selected(name: &str, kind: &[&str]) -> bool {
+    let Ok(only) = std::env::var("MASK_BENCH_ONLY") else {
+        return true;
+    };
+    let names: Vec<&str> = only.split(',').map(str::trim).collect();
+    names.contains(&name) || !names.iter().any(|n| kind.contains(n))
+}
+
 /// The vocabularies present, by name.
 fn vocabularies() -> Vec<(String, Arc<Vocabulary>)> {
     let mut out = Vec::new();
     for which in [Builtin::O200kBase, Builtin::Cl100kBase] {
+        if !selected(which.name(), &VOCABS) {
+            continue;
+        }
         let start = Instant::now();
         let vocab = tiktoken::builtin(which).unwrap();
         println!(
@@ -174,16 +196,20 @@ fn vocabularies() -> Vec<(String, Arc<Vocabulary>)> {
         out.push((which.name().to_owned(), Arc::new(vocab)));
     }
     let start = Instant::now();
-    match load_tekken() {
-        Some(vocab) => {
+    match selected("tekken", &VOCABS).then(load_tekken) {
+        None => {}
+        Some(Some(vocab)) => {
             println!("mask vocab tekken: load {:.1} ms", ms(start.elapsed()));
             out.push(("tekken".to_owned(), Arc::new(vocab)));
         }
-        None => println!(
+        Some(None) => println!(
             "mask vocab tekken: absent ({VOCAB_DIR}/tekken_240911.*; run benches/vocabs/fetch.py)"
         ),
     }
     let sp = Path::new(VOCAB_DIR).join("sp_v1/tokenizer.json");
+    if !selected("sentencepiece", &VOCABS) {
+        return out;
+    }
     let start = Instant::now();
     match hf::from_file(&sp, &[EosSpec::Name("</s>".to_owned())]) {
         Ok(vocab) => {
@@ -286,6 +312,9 @@ fn latencies<R: Recognizer>(
                 if !(warm && pass == 0) {
                     *slot = (*slot).min(took);
                 }
+                if pass + 1 == PASSES && start == Start::Cold {
+                    slow_step(vocab, &matcher, *slot);
+                }
                 if let Some(&id) = ids.get(step) {
                     matcher.consume(id).unwrap();
                 }
@@ -293,6 +322,30 @@ fn latencies<R: Recognizer>(
         }
     }
     best
+}
+
+/// Prints a cold step over `MASK_BENCH_SLOW_US` with its key (see the module docs).
+fn slow_step<R: Recognizer>(vocab: &Vocabulary, matcher: &Matcher<R>, took: Duration) {
+    let Some(limit) = std::env::var("MASK_BENCH_SLOW_US")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+    else {
+        return;
+    };
+    let us = took.as_secs_f64() * 1e6;
+    if us > limit {
+        let key = matcher.state().mask_key(vocab.max_token_len());
+        // The same walk again, its tables now in the CPU's caches.
+        let mut mask = vec![0u32; vocab.mask_words()];
+        let again = (0..3)
+            .map(|_| {
+                let begun = Instant::now();
+                matcher.fill_mask_uncached(&mut mask).unwrap();
+                begun.elapsed().as_secs_f64() * 1e6
+            })
+            .fold(f64::MAX, f64::min);
+        println!("mask slow step {us:.1} us (walked again {again:.1} us): {key:?}");
+    }
 }
 
 /// llguidance's words for the same ids: normal tokens' bytes, special tokens as 0xFF + name,
@@ -460,63 +513,76 @@ fn bench(c: &mut Criterion) {
         let ours = begun.elapsed();
         let (env, theirs) = llg_env(&vocab);
         println!(
-            "mask {name}: {} ids, {} trie nodes, longest {} bytes; trie build frontier {:.1} ms, llguidance {:.1} ms",
+            "mask {name}: {} ids, {} trie nodes, longest {} bytes; trie build frontier {:.1} ms ({:.1} MB), llguidance {:.1} ms",
             vocab.size(),
             trie.node_count(),
             vocab.max_token_len(),
             ms(ours),
+            trie.heap_bytes() as f64 / 1e6,
             ms(theirs)
         );
         for kind in LineText::ALL {
             let begun = Instant::now();
             let table = LineTextTable::build(&vocab, kind);
             println!(
-                "mask {name}: line-text tables {kind:?} {:.1} ms, exit tries {:?} nodes",
+                "mask {name}: run tables {kind:?} {:.1} ms, {:.1} MB, exit tries {:?} nodes, {} prefix rows",
                 ms(begun.elapsed()),
-                table.exit_nodes()
+                table.heap_bytes() as f64 / 1e6,
+                table.exit_nodes(),
+                table.prefix_rows()
             );
         }
         let strict = StrictMachine::default();
-        let seqs = language(
-            c,
-            &format!("apply_patch/{name}"),
-            &vocab,
-            strict,
-            PATCH_SAMPLE,
-            &patches,
-        );
-        let (times, differ) = llg_latencies(&vocab, &env, &seqs);
-        report(&format!("apply_patch/{name} llguidance"), times);
-        println!("mask apply_patch/{name}: llguidance masks differing from frontier's: {differ}");
-        let label = format!("apply_patch_git/{name}");
-        let seqs = language(
-            c,
-            &label,
-            &vocab,
-            strict,
-            PATCH_SAMPLE,
-            std::slice::from_ref(&git_patch),
-        );
-        let (times, differ) = llg_latencies(&vocab, &env, &seqs);
-        report(&format!("{label} llguidance"), times);
-        println!("mask {label}: llguidance masks differing from frontier's: {differ}");
-        let sample = ctl_sample(vocab.max_token_len());
-        language(
-            c,
-            &format!("ctl/{name}"),
-            &vocab,
-            CtlMachine::default(),
-            &sample,
-            std::slice::from_ref(&ctl),
-        );
-        language(
-            c,
-            &format!("udiff/{name}"),
-            &vocab,
-            udiff_machine,
-            UDIFF_SAMPLE,
-            std::slice::from_ref(&udiff),
-        );
+        if selected("apply_patch", &WORKLOADS) {
+            let seqs = language(
+                c,
+                &format!("apply_patch/{name}"),
+                &vocab,
+                strict,
+                PATCH_SAMPLE,
+                &patches,
+            );
+            let (times, differ) = llg_latencies(&vocab, &env, &seqs);
+            report(&format!("apply_patch/{name} llguidance"), times);
+            println!(
+                "mask apply_patch/{name}: llguidance masks differing from frontier's: {differ}"
+            );
+        }
+        if selected("apply_patch_git", &WORKLOADS) {
+            let label = format!("apply_patch_git/{name}");
+            let seqs = language(
+                c,
+                &label,
+                &vocab,
+                strict,
+                PATCH_SAMPLE,
+                std::slice::from_ref(&git_patch),
+            );
+            let (times, differ) = llg_latencies(&vocab, &env, &seqs);
+            report(&format!("{label} llguidance"), times);
+            println!("mask {label}: llguidance masks differing from frontier's: {differ}");
+        }
+        if selected("ctl", &WORKLOADS) {
+            let sample = ctl_sample(vocab.max_token_len());
+            language(
+                c,
+                &format!("ctl/{name}"),
+                &vocab,
+                CtlMachine::default(),
+                &sample,
+                std::slice::from_ref(&ctl),
+            );
+        }
+        if selected("udiff", &WORKLOADS) {
+            language(
+                c,
+                &format!("udiff/{name}"),
+                &vocab,
+                udiff_machine,
+                UDIFF_SAMPLE,
+                std::slice::from_ref(&udiff),
+            );
+        }
 
         let words = llg_words(&vocab);
         let info = TokRxInfo::new(vocab.size(), vocab.eos().first().copied().unwrap_or(0));

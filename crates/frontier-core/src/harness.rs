@@ -213,6 +213,7 @@ fn check_recognizer<P: PushParser>(
         }
     }
     check_line_text(alone, at)?;
+    check_byte_blind(alone, at)?;
     alone.try_byte(byte);
     Ok(())
 }
@@ -220,9 +221,11 @@ fn check_recognizer<P: PushParser>(
 /// The horizon the line-text law is checked at: longer than every probe.
 const LAW_HORIZON: u32 = 64;
 
-/// Text a line-text state is probed with: whole and cut characters, invalid bytes, and LF
-/// at the end of some (a probe's LF-free prefix is what the law speaks of).
-const LINE_TEXT_PROBES: [&[u8]; 14] = [
+/// Runs a run state is probed with: whole and cut characters, invalid bytes, CTL tokens, a
+/// run of 63 bytes (one less than the horizon: the room a claim needs), and exits at the end
+/// of some (a probe's run, up to the first byte outside the kind's class, is what the law
+/// speaks of).
+const LINE_TEXT_PROBES: [&[u8]; 19] = [
     b"",
     b"a",
     b" x\t\r",
@@ -237,34 +240,82 @@ const LINE_TEXT_PROBES: [&[u8]; 14] = [
     b"\xff",
     b"\x80",
     b"ab\ncd",
+    b"read_file x",
+    b"C1.b:c-d_9\n",
+    b"Zz09",
+    b"0123456789abcdef..",
+    b"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
 ];
 
-/// [`Recognizer::line_text`]'s law, for the probes: the state takes an LF-free text exactly
-/// when the kind says it is viable, and after a whole nonempty text an LF leads where it
-/// leads after `a`.
+/// [`Recognizer::line_text`]'s law, for the probes: the state takes a run of the class
+/// exactly when the kind says it is viable, and after a whole nonempty run `x` every byte
+/// outside the class leads where it leads after `a` (the same key at the horizon left after
+/// `x` and that byte); runs that start with an excepted byte aside, and `a` never excepted.
 fn check_line_text<R: Recognizer>(state: &R, at: usize) -> Result<(), String> {
-    let Some(InText { kind, forgets }) = state.line_text(LAW_HORIZON) else {
+    let Some(InText {
+        kind,
+        forgets,
+        except,
+    }) = state.line_text(LAW_HORIZON)
+    else {
         return Ok(());
     };
-    let after_lf = |mut s: R| s.try_byte(b'\n').then(|| s.mask_key(LAW_HORIZON));
     let mut reference = *state;
-    if !reference.try_byte(b'a') {
-        return Err(format!("at {at}: a {kind:?} state refuses the text \"a\""));
+    if except.contains(b'a') || !reference.try_byte(b'a') {
+        return Err(format!("at {at}: a {kind:?} state refuses the run \"a\""));
     }
-    let reference = after_lf(reference);
-    for probe in LINE_TEXT_PROBES {
-        let text = &probe[..memchr::memchr(b'\n', probe).unwrap_or(probe.len())];
-        let mut s = *state;
-        let taken = s.try_bytes(text) == text.len();
-        if taken != kind.viable(text) {
+    let runs = LINE_TEXT_PROBES
+        .map(|probe| &probe[..kind.run_len(probe).unwrap_or(probe.len())])
+        .map(|run| match run.first() {
+            // The law is silent on runs that start with an excepted byte.
+            Some(&first) if except.contains(first) => &[][..],
+            _ => run,
+        });
+    for run in runs {
+        let taken = state.clone().try_bytes(run) == run.len();
+        if taken != kind.viable(run) {
             return Err(format!(
-                "at {at}: a {kind:?} state takes {text:?}: {taken}, the kind says {}",
-                kind.viable(text)
+                "at {at}: a {kind:?} state takes {run:?}: {taken}, the kind says {}",
+                kind.viable(run)
             ));
         }
-        if forgets && !text.is_empty() && kind.complete(text) && after_lf(s) != reference {
+    }
+    for run in runs {
+        if !forgets || run.is_empty() || !kind.complete(run) {
+            continue;
+        }
+        let mut s = *state;
+        s.try_bytes(run);
+        let horizon = LAW_HORIZON - run.len() as u32 - 1;
+        let after = |mut s: R, exit: u8| s.try_byte(exit).then(|| s.mask_key(horizon));
+        for exit in kind.class().complement().iter() {
+            if after(s, exit) != after(reference, exit) {
+                return Err(format!(
+                    "at {at}: {exit:#04x} after the {kind:?} run {run:?} leads elsewhere than \
+                     after \"a\""
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`Recognizer::byte_blind`]'s claim: a state that says it is blind takes every byte, and
+/// every successor has the key of the first, at the law's horizon and at the longest.
+fn check_byte_blind<R: Recognizer>(state: &R, at: usize) -> Result<(), String> {
+    if state.byte_blind() != Some(true) {
+        return Ok(());
+    }
+    let after = |byte: u8| {
+        let mut next = *state;
+        next.try_byte(byte)
+            .then(|| (next.mask_key(LAW_HORIZON), next.mask_key(u32::MAX)))
+    };
+    let first = after(0);
+    for byte in ALL_BYTES {
+        if first.is_none() || after(byte) != first {
             return Err(format!(
-                "at {at}: LF after the {kind:?} text {text:?} leads elsewhere than after \"a\""
+                "at {at}: a state that says it is byte-blind sees {byte:#04x}"
             ));
         }
     }
@@ -591,6 +642,53 @@ mod tests {
         }
     }
 
+    /// A CTL recogniser that claims token text wherever its header is in an id: the law
+    /// check must catch it near the line limit.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct ClaimsToken(CtlMachine);
+
+    impl Recognizer for ClaimsToken {
+        type Key = <CtlMachine as Recognizer>::Key;
+        fn allowed(&self) -> ByteSet {
+            self.0.allowed()
+        }
+        fn accepting(&self) -> bool {
+            self.0.accepting()
+        }
+        fn try_byte(&mut self, byte: u8) -> bool {
+            self.0.try_byte(byte)
+        }
+        fn mask_key(&self, horizon: u32) -> Self::Key {
+            self.0.mask_key(horizon)
+        }
+        fn line_text(&self, _horizon: u32) -> Option<InText> {
+            Some(InText::forgetting(LineText::Token))
+        }
+    }
+
+    /// A unified diff recogniser that forgets the bytes its keyword states except.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    struct ClaimsNoExcept(UdiffMachine);
+
+    impl Recognizer for ClaimsNoExcept {
+        type Key = <UdiffMachine as Recognizer>::Key;
+        fn allowed(&self) -> ByteSet {
+            self.0.allowed()
+        }
+        fn accepting(&self) -> bool {
+            self.0.accepting()
+        }
+        fn try_byte(&mut self, byte: u8) -> bool {
+            self.0.try_byte(byte)
+        }
+        fn mask_key(&self, horizon: u32) -> Self::Key {
+            self.0.mask_key(horizon)
+        }
+        fn line_text(&self, horizon: u32) -> Option<InText> {
+            self.0.line_text(horizon).map(|t| t.except(ByteSet::EMPTY))
+        }
+    }
+
     fn stepped<R: Recognizer>(mut state: R, input: &[u8]) -> R {
         assert_eq!(state.try_bytes(input), input.len());
         state
@@ -607,6 +705,48 @@ mod tests {
         assert!(check_line_text(&udiff, 0).is_ok());
         let error = check_line_text(&ClaimsUtf8(udiff), 0).unwrap_err();
         assert!(error.contains("takes"), "{error}");
+
+        // A keyword in progress on a line that is garbage if it diverges: text, except after
+        // the byte that continues the keyword (`index x` is refused, `index 0` taken).
+        let git = UdiffMachine::new(Mode::Git, Limits::default());
+        let index = stepped(git, b"diff --git a/x b/x\nindex");
+        assert_eq!(
+            index.line_text(64),
+            Some(InText::forgetting(LineText::Bytes).except(ByteSet::single(b' ')))
+        );
+        assert!(check_line_text(&index, 0).is_ok());
+        let error = check_line_text(&ClaimsNoExcept(index), 0).unwrap_err();
+        assert!(error.contains("takes"), "{error}");
+        // An `index` line's object names are runs of hex digits, ended by `..`, SP or LF.
+        for name in [&b"index "[..], b"index 1a", b"index 1a..", b"index 1a..2b"] {
+            let hex = stepped(stepped(git, b"diff --git a/x b/x\n"), name);
+            assert_eq!(hex.line_text(64), Some(InText::forgetting(LineText::Hex)));
+            assert!(check_line_text(&hex, 0).is_ok());
+        }
+        let diff = stepped(git, b"diff");
+        assert_eq!(
+            diff.line_text(64).map(|t| t.except),
+            Some(ByteSet::single(b' '))
+        );
+        assert!(check_line_text(&diff, 0).is_ok());
+        // A line start outside a file patch: garbage unless a keyword starts.
+        let start = stepped(git, b"diff --git a/x b/x\n");
+        let text = start.line_text(64).unwrap();
+        assert!(text.except.contains(b'd') && text.except.contains(b'i'));
+        assert!(!text.except.contains(b'x'));
+        assert!(check_line_text(&start, 0).is_ok());
+        assert!(check_line_text(&ClaimsNoExcept(start), 0).is_err());
+        // After a finished git hunk: garbage too, but for a line that overruns it or a `\`.
+        let done = stepped(git, b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n");
+        let text = done.line_text(64).unwrap();
+        assert!(text.except.contains(b' ') && text.except.contains(b'\\'));
+        assert!(check_line_text(&done, 0).is_ok());
+        assert!(check_line_text(&ClaimsNoExcept(done), 0).is_err());
+        // `a` continues `rena`: no claim.
+        assert_eq!(stepped(git, b"diff --git a/x b/y\nren").line_text(64), None);
+        // Strict mode has no garbage: a keyword that diverges is an error.
+        let strict = UdiffMachine::new(Mode::Strict, Limits::default());
+        assert_eq!(stepped(strict, b"dif").line_text(64), None);
 
         let patch = b"*** Begin Patch\n*** Add File: a\n+";
         let strict = stepped(StrictMachine::default(), patch);
@@ -640,6 +780,50 @@ mod tests {
         );
         let strict = stepped(CtlMachine::default(), b"call c1 f\narg k 9\nx");
         assert_eq!(strict.line_text(64), None);
+        // CTL's ids, names and keys are runs of token characters ended by SP or LF, in both
+        // modes, while the line has room for a token; `call` and `arg` are not.
+        for ctl in [CtlMachine::default(), ext] {
+            for header in [
+                &b"call "[..],
+                b"call c",
+                b"call c1 ",
+                b"call c1 f",
+                b"call c1 f\narg ",
+            ] {
+                let run = stepped(ctl, header);
+                assert_eq!(
+                    run.line_text(64),
+                    Some(InText::forgetting(LineText::Token)),
+                    "{:?}",
+                    String::from_utf8_lossy(header)
+                );
+                assert!(check_line_text(&run, 0).is_ok());
+            }
+            assert_eq!(stepped(ctl, b"call").line_text(64), None);
+            assert_eq!(stepped(ctl, b"call c1 f\narg").line_text(64), None);
+        }
+        let short = CtlLimits {
+            max_line: 75,
+            ..CtlLimits::default()
+        };
+        // 75 − 6 bytes left in the id is not room for 64 bytes, an exit and the fewest bytes
+        // that finish the line.
+        let near = stepped(CtlMachine::new(short), b"call c");
+        assert_eq!(near.line_text(64), None);
+        assert!(stepped(CtlMachine::new(short), b"call c")
+            .line_text(16)
+            .is_some());
+        // A claim of token text where the line's room shows is caught: with 72 bytes left the
+        // room after an id's SP shows the id's length, and with 52 left 63 bytes do not fit.
+        let tight = CtlLimits {
+            max_line: 78,
+            ..CtlLimits::default()
+        };
+        let id = ClaimsToken(stepped(CtlMachine::new(tight), b"call c"));
+        let error = check_line_text(&id, 0).unwrap_err();
+        assert!(error.contains("leads elsewhere"), "{error}");
+        let error = check_line_text(&ClaimsToken(stepped(id.0, &[b'x'; 20])), 0).unwrap_err();
+        assert!(error.contains("takes"), "{error}");
         // Near max_arg the room left shows in the key: no claim.
         let small = CtlLimits {
             max_arg: 100,
@@ -656,6 +840,42 @@ mod tests {
             stepped(strict, "\u{e9}".as_bytes()[..1].as_ref()).line_text(64),
             None
         );
+    }
+
+    /// A CTL recogniser that says every state is byte-blind.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct ClaimsBlind(CtlMachine);
+
+    impl Recognizer for ClaimsBlind {
+        type Key = <CtlMachine as Recognizer>::Key;
+        fn allowed(&self) -> ByteSet {
+            self.0.allowed()
+        }
+        fn accepting(&self) -> bool {
+            self.0.accepting()
+        }
+        fn try_byte(&mut self, byte: u8) -> bool {
+            self.0.try_byte(byte)
+        }
+        fn mask_key(&self, horizon: u32) -> Self::Key {
+            self.0.mask_key(horizon)
+        }
+        fn byte_blind(&self) -> Option<bool> {
+            Some(true)
+        }
+    }
+
+    #[test]
+    fn byte_blind_claims_are_checked() {
+        use super::check_byte_blind;
+        let body = stepped(CtlMachine::default(), b"call c1 f\narg k 2\n");
+        assert_eq!(body.byte_blind(), Some(true));
+        assert!(check_byte_blind(&body, 0).is_ok());
+        assert!(check_byte_blind(&stepped(body, b"x"), 0).is_ok());
+        let frame = stepped(body, b"xy");
+        assert_eq!(frame.byte_blind(), Some(false));
+        let error = check_byte_blind(&ClaimsBlind(frame), 0).unwrap_err();
+        assert!(error.contains("byte-blind"), "{error}");
     }
 
     #[test]

@@ -87,22 +87,35 @@ pub trait Recognizer: Copy + Debug + Send + Sync + 'static {
         &[]
     }
 
-    /// `Some` when the state reads free text up to the next LF: a token mask can then be
-    /// assembled from tables of the vocabulary instead of a walk of most of the trie
-    /// (`crate::mask::line_text`). The law, for every byte string `x` without LF of fewer
-    /// than `horizon` bytes (checked by [`crate::harness`] at every prefix):
-    /// - the state takes `x` whole exactly when the answer's kind says `x` is viable text
-    ///   ([`LineText::viable`]);
-    /// - if the answer [`forgets`](InText::forgets): when `x` is whole text
-    ///   ([`LineText::complete`]) and not empty, the state after `x` then LF refuses LF
-    ///   exactly when the state after `a` (a whole text) does, and otherwise has the same
-    ///   [`mask_key`](Recognizer::mask_key)`(horizon)` as the state after `a` then LF: what
-    ///   the text held is never read again. (An empty text may differ: a path that must not
-    ///   be empty refuses LF at once.) A state whose text may still turn out to be something
-    ///   else (a keyword in progress that falls back to prose) does not forget.
+    /// `Some` when the state reads a run of its answer's class ([`LineText::class`]: free text
+    /// up to the next LF, or CTL's token characters up to the SP or LF after an id, name or
+    /// key): a token mask can then be assembled from tables of the vocabulary instead of a walk
+    /// of most of the trie (`crate::mask::line_text`). The law, for every byte string `x` of
+    /// the class of fewer than `horizon` bytes (checked by [`crate::harness`] at every prefix):
+    /// - the state takes `x` whole exactly when the answer's kind says `x` is viable
+    ///   ([`LineText::viable`]); a state claims a run only while its line has room for it;
+    /// - if the answer [`forgets`](InText::forgets): when `x` is a whole run
+    ///   ([`LineText::complete`]) and not empty, then for every byte `e` outside the class the
+    ///   state after `x` refuses `e` exactly when the state after `a` (a whole run) does, and
+    ///   otherwise the state after `x e` has the same
+    ///   [`mask_key`](Recognizer::mask_key)`(horizon − |x| − 1)` as the state after `a e`:
+    ///   what the run held is never read by the rest of a token. (An empty run may differ: a
+    ///   path or an id that must not be empty refuses its exit at once.) A state whose run may
+    ///   still turn out to be something else (a keyword in progress that falls back to prose)
+    ///   says after which first bytes it does ([`InText::except`]): the law then speaks only
+    ///   of runs that start with another byte.
     ///
     /// `None` (the default) is always sound: masks are then walked.
     fn line_text(&self, _horizon: u32) -> Option<InText> {
+        None
+    }
+
+    /// `Some(true)` when the state is byte-blind: every byte is allowed and leads to the same
+    /// [`mask_key`](Recognizer::mask_key) at every horizon, so which byte came is never seen
+    /// (a CTL body with bytes left); the harness checks the claim at every prefix.
+    /// `Some(false)` makes the matcher treat the state as not blind. `None` (the default):
+    /// the recogniser does not say, and the matcher tries the 256 bytes itself, once per key.
+    fn byte_blind(&self) -> Option<bool> {
         None
     }
 
@@ -137,60 +150,116 @@ pub trait Recognizer: Copy + Debug + Send + Sync + 'static {
     }
 }
 
-/// A state inside line text ([`Recognizer::line_text`]): the text's kind, and whether what
-/// the text holds is forgotten at its LF.
+/// A state inside a run ([`Recognizer::line_text`]): the run's kind, whether what the run
+/// holds is forgotten when it ends, and the first bytes after which it is not a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct InText {
-    /// What the text may hold.
+    /// What the run may hold.
     pub kind: LineText,
-    /// Whether every whole nonempty text leads, at its LF, where `a` does.
+    /// Whether every whole nonempty run leads, at the byte that ends it, where `a` does.
     pub forgets: bool,
+    /// Bytes of the class that do not continue the run when they come first (a keyword in
+    /// progress on a line that is prose if it diverges: its next byte): the law speaks only
+    /// of runs whose first byte is not among them, and never of `a`. Tokens starting with
+    /// one are walked. Empty for a plain run.
+    pub except: ByteSet,
 }
 
 impl InText {
-    /// Text of `kind` whose content is never read again.
+    /// A run of `kind` whose content is never read again.
     pub const fn forgetting(kind: LineText) -> InText {
         InText {
             kind,
             forgets: true,
+            except: ByteSet::EMPTY,
         }
     }
 
-    /// Text of `kind` whose content may still matter at its LF.
+    /// A run of `kind` whose content may still matter when it ends.
     pub const fn remembering(kind: LineText) -> InText {
         InText {
             kind,
             forgets: false,
+            except: ByteSet::EMPTY,
+        }
+    }
+
+    /// The same run, except after the first bytes `first` (see [`InText::except`]).
+    pub const fn except(self, first: ByteSet) -> InText {
+        InText {
+            except: first,
+            ..self
         }
     }
 }
 
-/// Free text up to an LF, as a recogniser reads it ([`Recognizer::line_text`]).
+/// A run of one byte class, as a recogniser reads it ([`Recognizer::line_text`]): free text up
+/// to an LF, or a CTL token. A byte outside the class ends the run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LineText {
     /// Any byte but LF (unified diff's body lines, CTL's inline values).
     Bytes,
     /// Strict UTF-8 without LF: shortest encodings of scalar values (apply_patch's text).
     Utf8,
+    /// CTL's token characters ([`TOKEN_CHARS`](crate::ctl::TOKEN_CHARS): ALPHA / DIGIT /
+    /// `_.:-`): an id, a name or a key, ended by SP or LF.
+    Token,
+    /// Lowercase hexadecimal digits: a unified diff `index` line's object names, ended by
+    /// `..`, SP or LF.
+    Hex,
 }
 
+/// The bytes of [`LineText::Hex`].
+const HEX_DIGITS: ByteSet = ByteSet::range(b'0', b'9').union(ByteSet::range(b'a', b'f'));
+
 impl LineText {
-    /// Both kinds, in the order of their index.
-    pub const ALL: [LineText; 2] = [LineText::Bytes, LineText::Utf8];
+    /// Every kind, in the order of their index.
+    pub const ALL: [LineText; 4] = [
+        LineText::Bytes,
+        LineText::Utf8,
+        LineText::Token,
+        LineText::Hex,
+    ];
 
     /// The kind's position in [`LineText::ALL`].
     pub fn index(self) -> usize {
         self as usize
     }
 
-    /// Whether a state reading this kind of text at a character boundary takes all of `x`:
-    /// no LF, and for UTF-8 whole characters possibly followed by the start of one.
+    /// The bytes a run of this kind is made of; any other byte ends it.
+    pub const fn class(self) -> ByteSet {
+        match self {
+            LineText::Bytes | LineText::Utf8 => ByteSet::single(b'\n').complement(),
+            LineText::Token => crate::ctl::TOKEN_CHARS,
+            LineText::Hex => HEX_DIGITS,
+        }
+    }
+
+    /// Whether one byte alone ends a run of this kind (LF).
+    pub const fn one_exit(self) -> bool {
+        matches!(self, LineText::Bytes | LineText::Utf8)
+    }
+
+    /// Where the run at the start of `x` ends: the index of the first byte outside the class.
+    pub fn run_len(self, x: &[u8]) -> Option<usize> {
+        match self {
+            LineText::Bytes | LineText::Utf8 => memchr::memchr(b'\n', x),
+            LineText::Token | LineText::Hex => {
+                let class = self.class();
+                x.iter().position(|&b| !class.contains(b))
+            }
+        }
+    }
+
+    /// Whether a state reading this kind of run at a character boundary takes all of `x`:
+    /// only bytes of the class, and for UTF-8 whole characters possibly followed by the start
+    /// of one.
     pub fn viable(self, x: &[u8]) -> bool {
-        if memchr::memchr(b'\n', x).is_some() {
+        if self.run_len(x).is_some() {
             return false;
         }
         match self {
-            LineText::Bytes => true,
+            LineText::Bytes | LineText::Token | LineText::Hex => true,
             LineText::Utf8 => match std::str::from_utf8(x) {
                 Ok(_) => true,
                 Err(e) => e.error_len().is_none(),
@@ -198,11 +267,11 @@ impl LineText {
         }
     }
 
-    /// Whether `x` is viable and ends at a character boundary, so that LF may follow.
+    /// Whether `x` is viable and ends at a character boundary, so that the run may end.
     pub fn complete(self, x: &[u8]) -> bool {
         match self {
-            LineText::Bytes => memchr::memchr(b'\n', x).is_none(),
-            LineText::Utf8 => memchr::memchr(b'\n', x).is_none() && std::str::from_utf8(x).is_ok(),
+            LineText::Bytes | LineText::Token | LineText::Hex => self.run_len(x).is_none(),
+            LineText::Utf8 => self.run_len(x).is_none() && std::str::from_utf8(x).is_ok(),
         }
     }
 }

@@ -1140,6 +1140,42 @@ mod tests {
         }
     }
 
+    /// Two ids with equal keys accept the same strings of up to `horizon` bytes, however near
+    /// the line limit they are (a key that clipped the room left at `horizon + 1` did not:
+    /// the fewest bytes finishing the line need room too).
+    #[test]
+    fn equal_keys_near_the_line_limit_accept_the_same_strings() {
+        use crate::recognizer::Recognizer;
+        let limits = Limits {
+            max_line: 100,
+            ..Limits::default()
+        };
+        let horizon = 20u32;
+        let in_id = |len: usize| {
+            let mut m = CtlMachine::new(limits);
+            assert_eq!(m.try_bytes(b"call "), 5);
+            assert_eq!(m.try_bytes(&vec![b'x'; len]), len);
+            m
+        };
+        let takes = |mut m: CtlMachine, s: &[u8]| m.try_bytes(s) == s.len();
+        for a in 1..90 {
+            for b in a + 1..90 {
+                let (ma, mb) = (in_id(a), in_id(b));
+                if ma.mask_key(horizon) != mb.mask_key(horizon) {
+                    continue;
+                }
+                for len in 0..=horizon as usize {
+                    let run = vec![b'y'; len];
+                    let mut named = run.clone();
+                    named.extend_from_slice(b" n");
+                    for s in [&run, &named] {
+                        assert_eq!(takes(ma, s), takes(mb, s), "ids of {a} and {b}, {len}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_keyword_spells_its_line() {
         let mut machine = CtlMachine::default();
@@ -1181,29 +1217,56 @@ impl crate::recognizer::Recognizer for CtlMachine {
         CtlMachine::allowed(self).contains(byte) && self.step(byte).is_ok()
     }
 
+    /// A body with bytes left: every byte is its content, and only the count goes down.
+    fn byte_blind(&self) -> Option<bool> {
+        Some(self.node == Node::Body)
+    }
+
     fn line_text_kinds(&self) -> &'static [LineText] {
         match self.mode {
-            CtlMode::Strict => &[],
-            CtlMode::Extended => &[LineText::Bytes],
+            CtlMode::Strict => &[LineText::Token],
+            CtlMode::Extended => &[LineText::Bytes, LineText::Token],
         }
     }
 
-    /// An inline value while its line has room for a whole token and the LF, and a heredoc
+    /// An id, a name or a key (a run of token characters ended by SP or LF) while its line
+    /// has room for a whole token, its exit and the fewest bytes that can finish the line
+    /// after it (`budget > horizon + ROOM_CAP + 1`, past the key's clip of the budget even
+    /// after the token), so that the line's room is never seen by a token's bytes: nothing
+    /// reads the token's bytes again. In extended mode also
+    /// an inline value while its line has room for a whole token and the LF, and a heredoc
     /// content line while the value has room for two (so that the room left after any token
-    /// and its LF is past what the key keeps): neither reads its bytes again.
+    /// and its LF is past what the key keeps).
     fn line_text(&self, horizon: u32) -> Option<InText> {
+        if self.error.is_some() {
+            return None;
+        }
         let horizon = horizon as u64;
-        let text = self.error.is_none()
-            && match self.node {
-                Node::InlineStart | Node::InlineValue => self.budget as u64 > horizon + 1,
-                Node::HereText => self.count >= 2 * horizon + MAX_TAG as u64 + 4,
-                _ => false,
-            };
-        text.then_some(InText::forgetting(LineText::Bytes))
+        let kind = match self.node {
+            Node::IdStart
+            | Node::Id
+            | Node::NameStart
+            | Node::Name
+            | Node::KeyStart
+            | Node::Key
+                if self.budget as u64 > horizon + ROOM_CAP as u64 + 1 =>
+            {
+                LineText::Token
+            }
+            Node::InlineStart | Node::InlineValue if self.budget as u64 > horizon + 1 => {
+                LineText::Bytes
+            }
+            Node::HereText if self.count >= 2 * horizon + MAX_TAG as u64 + 4 => LineText::Bytes,
+            _ => return None,
+        };
+        Some(InText::forgetting(kind))
     }
 
     fn mask_key(&self, horizon: u32) -> CtlKey {
         let beyond = horizon.saturating_add(1);
+        // A header byte needs room for itself and the fewest bytes after it (at most
+        // `ROOM_CAP`): with this much left, no string of `horizon` bytes meets the line limit.
+        let room = beyond.saturating_add(ROOM_CAP as u32);
         let count = match self.node {
             // Every later digit and the body's length depend on the value so far.
             Node::Size | Node::SizeStart | Node::SizeZero | Node::ValueStart => self.count,
@@ -1214,7 +1277,7 @@ impl crate::recognizer::Recognizer for CtlMachine {
         };
         CtlKey {
             node: self.node,
-            budget: self.budget.min(beyond),
+            budget: self.budget.min(room),
             count,
             digit_room: self.digit_room,
             tag: self.tag,

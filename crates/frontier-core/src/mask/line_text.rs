@@ -1,26 +1,30 @@
-//! Masks of line-text states from tables, not walks.
+//! Masks of run states from tables, not walks.
 //!
-//! A state inside free text (an apply_patch `+` line, a unified diff body line) allows almost
-//! every token: a walk of the trie from it visits most of the trie's nodes, milliseconds with
-//! a 200k vocabulary, and every new state met inside text pays that once. The recogniser law
-//! of [`Recognizer::line_text`](crate::recognizer::Recognizer::line_text) says what such a
-//! state does with a token `t`:
+//! A state inside a run of a byte class (free text up to its LF: an apply_patch `+` line, a
+//! unified diff body line; a CTL id, name or key up to its SP or LF) allows almost every
+//! token made of that class: a walk of the trie from it visits most of the trie's nodes,
+//! milliseconds with a 200k vocabulary, and every new state met inside a run pays that once.
+//! The recogniser law of [`Recognizer::line_text`](crate::recognizer::Recognizer::line_text)
+//! says what such a state does with a token `t`:
 //!
-//! - `t` has no LF: allowed exactly when it is viable text of the state's [`LineText`] kind,
-//!   whatever else the state holds;
-//! - `t = x LF y` with `x` whole and not empty: allowed exactly when the state takes
-//!   `a LF y` (`a` stands for every whole text); with `x` empty, when it takes `LF y`;
+//! - `t` is made of the class: allowed exactly when it is viable for the state's
+//!   [`LineText`] kind, whatever else the state holds;
+//! - `t = x e y` with `x` a whole nonempty run and `e` the first byte outside the class:
+//!   allowed exactly when the state takes `a e y` (`a` stands for every whole run);
+//! - `t = e y`, the run empty: what the state does with its byte `e`, answered first byte by
+//!   first byte by the caller (the matcher), where `e` may lead into another run;
 //! - otherwise (`x` cut inside a character or invalid) never.
 //!
-//! So one table per vocabulary and kind answers it: the mask of viable LF-free tokens
-//! (`inside`), and a small trie of the entries `a LF y` and `LF y` (`exits`) that the state
-//! walks. The same holds one byte later: a line start that allows `+` and then text gets, per
-//! such byte `b`, the mask of tokens `b x` (`after`) and a trie of the entries `b a LF y` and
-//! `b LF y` (`exits_after`), walked from the line start. Both are built once per vocabulary
-//! and kind, when a grammar whose recogniser declares the kind is compiled.
+//! So one table per vocabulary and kind answers it: the mask of viable tokens of the class
+//! (`inside`), and a small trie of the entries `a e y` (`exits`) that the state walks. The
+//! same holds one byte earlier: a state whose byte `b` leads into a run (a line start that
+//! allows `+` and then text, `call` and then SP and an id) gets, per such byte, the mask of
+//! tokens `b x` (`after`) and a trie of the entries `b a e y` and (for a kind whose only
+//! exit byte is LF) `b e y` (`exits_after`), walked from the state before `b`. Both are built once per vocabulary and kind, when a
+//! grammar whose recogniser declares the kind is compiled.
 
 use crate::byteset::ByteSet;
-use crate::recognizer::{InText, LineText, Recognizer};
+use crate::recognizer::{LineText, Recognizer};
 
 use super::trie::TokenTrie;
 use super::vocab::Vocabulary;
@@ -29,28 +33,39 @@ use super::vocab::Vocabulary;
 #[derive(Clone, Debug)]
 pub struct LineTextTable {
     mask_words: usize,
-    /// Tokens with no LF that are viable text.
+    kind: LineText,
+    /// Tokens of the class that are viable.
     inside: Vec<u32>,
-    /// Row `after_row[b]` of `after_masks` (or none): tokens `b x`, `x` viable LF-free text.
+    /// Row `after_row[b]` of `after_masks` (or none): tokens `b x`, `x` viable.
     after_row: [u32; 256],
     after_masks: Vec<u32>,
-    /// The exit entries of every token `x LF y` (see `exit_entry`).
+    /// The exit entries of every token `x e y`, `x` not empty (see `exit_entry`).
     exits: TokenTrie,
-    /// The exit entries of every token `b x LF y`, with `b` kept.
+    /// The ids of `exits` by their token's first byte `b`:
+    /// `exit_ids[exit_ids_start[b] .. exit_ids_start[b + 1]]`.
+    exit_ids_start: Vec<u32>,
+    exit_ids: Vec<u32>,
+    /// The exit entries of every token `b x e y`, with `b` kept.
     exits_after: TokenTrie,
-    /// Every token that holds an LF, as it is: what a state that does not forget walks.
-    lf_tokens: TokenTrie,
     /// The union of the `after` rows.
     after_all: Vec<u32>,
+    /// Row `prefix_rows[i].1` of `prefix_masks` for the two-byte prefix `prefix_rows[i].0`
+    /// (sorted) that at least [`PREFIX_ROW_MIN`] tokens start with: the tokens `b c x`, `x`
+    /// viable. With `prefixed_exits` (every such token whose `x` holds a byte outside the
+    /// class, as it is) they answer the tokens under `b c` when the state after them is in a
+    /// run (see [`add_prefix`](LineTextTable::add_prefix)).
+    prefix_rows: Vec<([u8; 2], u32)>,
+    prefix_masks: Vec<u32>,
+    prefixed_exits: TokenTrie,
 }
 
 /// `after_row` of a byte no token starts with.
 const NO_ROW: u32 = u32::MAX;
 
-/// The exit entry of a token `head text tail` (`tail` starts with the first LF after
-/// `head`): `head tail` when the text is empty, `head a tail` when it is whole, none when it
-/// is cut or invalid (never allowed). By the law of
-/// [`line_text`](crate::recognizer::Recognizer::line_text) a whole nonempty text leads where
+/// The exit entry of a token `head text tail` (`tail` starts with the first byte outside the
+/// class after `head`): `head tail` when the text is empty, `head a tail` when it is whole,
+/// none when it is cut or invalid (never allowed). By the law of
+/// [`line_text`](crate::recognizer::Recognizer::line_text) a whole nonempty run leads where
 /// `a` does, so the entry is walked literally.
 fn exit_entry(kind: LineText, head: &[u8], text: &[u8], tail: &[u8]) -> Option<Vec<u8>> {
     if !text.is_empty() && !kind.complete(text) {
@@ -65,7 +80,56 @@ fn exit_entry(kind: LineText, head: &[u8], text: &[u8], tail: &[u8]) -> Option<V
     Some(entry)
 }
 
-/// The whole text that stands for every other in an exit entry.
+/// The fewest tokens a two-byte prefix needs to get a row of its own (below it, the tokens
+/// under the prefix are walked: a few hundred nodes at most, about the cost of one row).
+pub const PREFIX_ROW_MIN: usize = 192;
+
+/// The rows of the two-byte prefixes that at least [`PREFIX_ROW_MIN`] tokens start with, and
+/// the trie of their tokens that leave the run (see `LineTextTable::prefix_rows`).
+struct PrefixTables {
+    rows: Vec<([u8; 2], u32)>,
+    masks: Vec<u32>,
+    exits: TokenTrie,
+}
+
+/// The [`PrefixTables`] of `kind` over `vocab`.
+fn prefix_tables(vocab: &Vocabulary, kind: LineText) -> PrefixTables {
+    let words = vocab.mask_words();
+    let mut counts = vec![0u32; 1 << 16];
+    for (_, bytes) in vocab.normal_tokens() {
+        if let [b, c, ..] = *bytes {
+            counts[(b as usize) << 8 | c as usize] += 1;
+        }
+    }
+    let prefix_rows: Vec<([u8; 2], u32)> = (0..1usize << 16)
+        .filter(|&p| counts[p] as usize >= PREFIX_ROW_MIN)
+        .enumerate()
+        .map(|(row, p)| ([(p >> 8) as u8, p as u8], row as u32))
+        .collect();
+    let mut prefix_masks = vec![0u32; prefix_rows.len() * words];
+    let mut leaving = Vec::new();
+    for (id, bytes) in vocab.normal_tokens() {
+        let [b, c, ref rest @ ..] = *bytes else {
+            continue;
+        };
+        let Ok(at) = prefix_rows.binary_search_by(|(p, _)| p.cmp(&[b, c])) else {
+            continue;
+        };
+        if kind.viable(rest) {
+            let row = prefix_rows[at].1 as usize * words;
+            prefix_masks[row + (id as usize >> 5)] |= 1 << (id & 31);
+        } else if kind.run_len(rest).is_some() {
+            leaving.push((id, bytes.to_vec()));
+        }
+    }
+    PrefixTables {
+        rows: prefix_rows,
+        masks: prefix_masks,
+        exits: TokenTrie::from_entries(&leaving, words),
+    }
+}
+
+/// The whole run that stands for every other in an exit entry (in every kind's class).
 const REPRESENTATIVE: u8 = b'a';
 
 impl LineTextTable {
@@ -78,22 +142,21 @@ impl LineTextTable {
         let mut exits = Vec::new();
         let mut exits_after = Vec::new();
         let set = |mask: &mut [u32], id: u32| mask[id as usize >> 5] |= 1 << (id & 31);
-        let mut lf_tokens = Vec::new();
         for (id, bytes) in vocab.normal_tokens() {
-            match memchr::memchr(b'\n', bytes) {
+            match kind.run_len(bytes) {
                 None if kind.viable(bytes) => set(&mut inside, id),
-                Some(lf) => {
-                    lf_tokens.push((id, bytes.to_vec()));
-                    if let Some(entry) = exit_entry(kind, &[], &bytes[..lf], &bytes[lf..]) {
+                // An empty run is the caller's, first byte by first byte.
+                Some(end) if end > 0 => {
+                    if let Some(entry) = exit_entry(kind, &[], &bytes[..end], &bytes[end..]) {
                         exits.push((id, entry));
                     }
                 }
-                None => {}
+                _ => {}
             }
             let Some((&first, rest)) = bytes.split_first() else {
                 continue;
             };
-            match memchr::memchr(b'\n', rest) {
+            match kind.run_len(rest) {
                 None if kind.viable(rest) => {
                     let row = &mut after_row[first as usize];
                     if *row == NO_ROW {
@@ -103,14 +166,31 @@ impl LineTextTable {
                     let start = *row as usize * words;
                     set(&mut after_masks[start..start + words], id);
                 }
-                Some(lf) => {
-                    if let Some(entry) = exit_entry(kind, &[first], &rest[..lf], &rest[lf..]) {
+                // `b e y` with the run empty: an entry of a kind with one exit byte (few
+                // tokens have an LF right after their first byte); with many, nearly every
+                // token would be one, and the caller walks the token trie under `b e`.
+                Some(end) if end > 0 || kind.one_exit() => {
+                    if let Some(entry) = exit_entry(kind, &[first], &rest[..end], &rest[end..]) {
                         exits_after.push((id, entry));
                     }
                 }
-                None => {}
+                _ => {}
             }
         }
+        let prefixes = prefix_tables(vocab, kind);
+        let mut by_first: Vec<(u8, u32)> = exits
+            .iter()
+            .map(|(id, _)| (vocab.bytes(*id)[0], *id))
+            .collect();
+        by_first.sort_unstable();
+        let mut exit_ids_start = vec![0u32; 257];
+        for &(first, _) in &by_first {
+            exit_ids_start[first as usize + 1] += 1;
+        }
+        for b in 1..257 {
+            exit_ids_start[b] += exit_ids_start[b - 1];
+        }
+        let exit_ids = by_first.into_iter().map(|(_, id)| id).collect();
         let mut after_all = vec![0u32; words];
         for row in after_masks.chunks(words.max(1)) {
             for (word, &bits) in after_all.iter_mut().zip(row) {
@@ -119,27 +199,75 @@ impl LineTextTable {
         }
         LineTextTable {
             mask_words: words,
+            kind,
             inside,
             after_row,
             after_masks,
             exits: TokenTrie::from_entries(&exits, words),
+            exit_ids_start,
+            exit_ids,
+            prefix_rows: prefixes.rows,
+            prefix_masks: prefixes.masks,
+            prefixed_exits: prefixes.exits,
             exits_after: TokenTrie::from_entries(&exits_after, words),
-            lf_tokens: TokenTrie::from_entries(&lf_tokens, words),
             after_all,
         }
     }
 
-    /// Writes into `words` the mask of `state`, a state inside text of this table's kind
-    /// (EOS aside).
-    pub fn fill_inside<R: Recognizer>(
+    /// The kind these tables are of.
+    pub fn kind(&self) -> LineText {
+        self.kind
+    }
+
+    /// Writes into `words` the tokens `state` takes that start with a byte of the class,
+    /// where `state` is inside a run of this table's kind that it forgets (EOS aside): the
+    /// caller adds the tokens that start with a byte outside it.
+    pub fn fill_inside<R: Recognizer>(&self, state: R, stack: &mut Vec<R>, words: &mut [u32]) {
+        words.copy_from_slice(&self.inside);
+        self.exits.walk(state, stack, words);
+    }
+
+    /// Takes out of a [`fill_inside`](LineTextTable::fill_inside) mask the tokens starting
+    /// with `byte` that a state excepts ([`InText::except`](crate::recognizer::InText)): the
+    /// ones the exit trie set, and unless `keep_row` the viable ones `byte x` too (kept when
+    /// the state after `byte` is a run of this kind, whose row they are). The viable ones are
+    /// exactly the row's for an ASCII `byte`.
+    pub fn except_first(&self, byte: u8, keep_row: bool, words: &mut [u32]) {
+        let group = &self.exit_ids[self.exit_ids_start[byte as usize] as usize
+            ..self.exit_ids_start[byte as usize + 1] as usize];
+        for &id in group {
+            words[id as usize >> 5] &= !(1 << (id & 31));
+        }
+        if !keep_row {
+            for (word, &bits) in words.iter_mut().zip(self.after(byte)) {
+                *word &= !bits;
+            }
+        }
+    }
+
+    /// Sets in `words` the tokens `b c x` that `state` takes, where `state` is the state after
+    /// `b` and the state after `b c` is in a run of this table's kind that it forgets, if
+    /// the prefix has a row; returns whether it had (else nothing is set). The run's excepted
+    /// bytes are the caller's. The bits under `b c` must be clear.
+    pub fn add_prefix<R: Recognizer>(
         &self,
         state: R,
-        text: InText,
+        prefix: [u8; 2],
         stack: &mut Vec<R>,
         words: &mut [u32],
-    ) {
-        words.copy_from_slice(&self.inside);
-        self.exit_trie(text, &self.exits).walk(state, stack, words);
+    ) -> bool {
+        let Ok(at) = self.prefix_rows.binary_search_by(|(p, _)| p.cmp(&prefix)) else {
+            return false;
+        };
+        let row = self.prefix_rows[at].1 as usize * self.mask_words;
+        for (word, &bits) in words
+            .iter_mut()
+            .zip(&self.prefix_masks[row..row + self.mask_words])
+        {
+            *word |= bits;
+        }
+        self.prefixed_exits.walk_path(&prefix, state, stack, words);
+        true
     }
 
     /// The row of tokens `byte x`, `x` viable LF-free text (empty if there is none).
@@ -151,13 +279,13 @@ impl LineTextTable {
     }
 
     /// Adds to `words` every token starting with `byte` that `state` takes, where `state`
-    /// after `byte` is inside text of this table's kind. With `row` false the caller has
-    /// already set the LF-free ones (see [`fill_after_all`](LineTextTable::fill_after_all)).
+    /// after `byte` is inside a run of this table's kind that it forgets. With `row` false the
+    /// caller has already set the tokens `byte x`, `x` viable (see
+    /// [`fill_after_all`](LineTextTable::fill_after_all)).
     pub fn add_after<R: Recognizer>(
         &self,
         state: R,
         byte: u8,
-        text: InText,
         row: bool,
         stack: &mut Vec<R>,
         words: &mut [u32],
@@ -167,13 +295,12 @@ impl LineTextTable {
                 *word |= bits;
             }
         }
-        self.exit_trie(text, &self.exits_after)
-            .walk_first(state, byte, stack, words);
+        self.exits_after.walk_first(state, byte, stack, words);
     }
 
-    /// Writes into `words` the LF-free tokens `b x` of every byte `b` outside `others`: for a
-    /// state where most bytes lead into text, one copy and a clear per other byte instead of
-    /// an OR per byte.
+    /// Writes into `words` the tokens `b x` (`x` viable) of every byte `b` outside `others`:
+    /// for a state where most bytes lead into a run, one copy and a clear per other byte
+    /// instead of an OR per byte.
     pub fn fill_after_all(&self, others: ByteSet, words: &mut [u32]) {
         words.copy_from_slice(&self.after_all);
         for byte in others.iter() {
@@ -183,14 +310,24 @@ impl LineTextTable {
         }
     }
 
-    /// The trie a state walks for the tokens that hold an LF: the collapsed exit entries if
-    /// its text is forgotten, else every such token as it is.
-    fn exit_trie<'a>(&'a self, text: InText, collapsed: &'a TokenTrie) -> &'a TokenTrie {
-        if text.forgets {
-            collapsed
-        } else {
-            &self.lf_tokens
-        }
+    /// The bytes the tables hold: the masks and the exit tries.
+    pub fn heap_bytes(&self) -> usize {
+        self.prefixed_exits.heap_bytes()
+            + self.prefix_rows.len() * 8
+            + (self.inside.len()
+                + self.prefix_masks.len()
+                + self.after_masks.len()
+                + self.after_all.len()
+                + self.exit_ids_start.len()
+                + self.exit_ids.len())
+                * 4
+            + self.exits.heap_bytes()
+            + self.exits_after.heap_bytes()
+    }
+
+    /// How many two-byte prefixes have a row of their own.
+    pub fn prefix_rows(&self) -> usize {
+        self.prefix_rows.len()
     }
 
     /// The nodes of the two exit tries (`exits`, `exits_after`): what a mask from this table
@@ -219,7 +356,7 @@ mod tests {
     }
 
     #[test]
-    fn tokens_are_sorted_by_where_their_first_lf_is() {
+    fn tokens_are_sorted_by_where_their_run_ends() {
         // 0 "ab", 1 "a\nb", 2 "\xc3" (a cut character), 3 "\xc3\n", 4 "+x", 5 "+\n-", 6 "\xff".
         let v = vocab(&[b"ab", b"a\nb", b"\xc3", b"\xc3\n", b"+x", b"+\n-", b"\xff"]);
         let utf8 = LineTextTable::build(&v, LineText::Utf8);
@@ -232,5 +369,16 @@ mod tests {
         assert_eq!(ids(bytes.after(b'+')), [4]);
         assert_eq!(ids(&bytes.after_all), [0, 2, 4, 6]); // the rest of each is viable
         assert!(bytes.after(b'z').is_empty());
+        // CTL tokens: a run of token characters ends at any other byte.
+        // 0 "ab", 1 "ab c", 2 " id", 3 "a b", 4 "x\n", 5 " ", 6 "  x".
+        let v = vocab(&[b"ab", b"ab c", b" id", b"a b", b"x\n", b" ", b"  x"]);
+        let token = LineTextTable::build(&v, LineText::Token);
+        assert_eq!(ids(&token.inside), [0]);
+        assert_eq!(ids(token.after(b' ')), [2, 5]);
+        assert_eq!(ids(token.after(b'a')), [0]);
+        // exits: "ab c", "a b" as "a c"/"a b", "x\n" as "a\n" (5 nodes); exits_after: "ab c"
+        // as "aa c" (4 nodes); "a b", "x\n" and "  x" leave the run at once, and a kind with
+        // many exit bytes keeps no entries of them.
+        assert_eq!(token.exit_nodes(), (5, 4));
     }
 }

@@ -12,9 +12,10 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use crate::byteset::ByteSet;
-use crate::recognizer::Recognizer;
+use crate::recognizer::{InText, LineText, Recognizer};
 
 use super::cache::{CacheStats, MaskCache};
+use super::line_text::LineTextTable;
 use super::vocab::{TokenKind, Vocabulary};
 use super::MaskError;
 
@@ -28,6 +29,10 @@ pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 /// The most keys [`CompiledGrammar`] remembers the byte-blindness of (65,536; past that, a
 /// key is checked again each time it is met).
 pub const MAX_BLIND_KEYS: usize = 1 << 16;
+
+/// The most bytes the state after a first byte may allow for a walk to go to their subtrees
+/// directly ([`CompiledGrammar`]'s `walk_first_narrow`).
+const NARROW: u32 = 8;
 
 /// A vocabulary and a language configuration, compiled once and shared by matchers.
 pub struct CompiledGrammar<R: Recognizer> {
@@ -146,8 +151,17 @@ impl<R: Recognizer> CompiledGrammar<R> {
 
     /// The successor of `state` if `state` is byte-blind: every byte is allowed and every
     /// successor has the same key (so, by the recogniser's laws, the same future up to the
-    /// horizon); a CTL body with bytes left is. Remembered by key.
+    /// horizon); a CTL body with bytes left is. Asked of the recogniser
+    /// ([`Recognizer::byte_blind`]); if it does not say, checked and remembered by key.
     fn blind_successor(&self, state: &R) -> Option<R> {
+        match state.byte_blind() {
+            Some(true) => {
+                let mut next = *state;
+                return next.try_byte(0).then_some(next);
+            }
+            Some(false) => return None,
+            None => {}
+        }
         let key = state.mask_key(self.horizon);
         if let Some(known) = self
             .blind
@@ -189,12 +203,12 @@ impl<R: Recognizer> CompiledGrammar<R> {
     /// nodes of depth `k + 1` whose byte that state allows. Sound by the recogniser laws: a
     /// state with a blind state's key accepts what the blind one does, up to the horizon.
     /// For a CTL body with `k` bytes left, this replaces a walk of every node of depth up to
-    /// `k` (the whole trie when `k` is near the longest token) by `k` key lookups, a copy
-    /// and a walk of the few tokens that run on into a header.
+    /// `k` (the whole trie when `k` is near the longest token) by `k` steps, a copy and a
+    /// walk of the few tokens that run on into a header.
     ///
-    /// With no blind step, a state inside line text, and each first byte that leads into
-    /// line text, take their tokens from the vocabulary's [`line_text`](super::line_text)
-    /// tables: a copy or an OR of a mask, and a walk of the few tokens that hold an LF.
+    /// With no blind step, a state inside a run it forgets, and each first byte that leads
+    /// into one, take their tokens from the vocabulary's [`line_text`](super::line_text)
+    /// tables: a copy or an OR of a mask, and a walk of the few tokens that leave the run.
     fn walk(&self, state: &R, words: &mut [u32]) {
         let trie = self.vocab.trie();
         let mut below = *state;
@@ -217,12 +231,12 @@ impl<R: Recognizer> CompiledGrammar<R> {
         if depth > 0 {
             words.copy_from_slice(trie.short_mask(depth));
             trie.walk_below(below, depth, &mut stack, words);
-        } else if let Some(text) = state.line_text(self.horizon) {
-            self.vocab
-                .line_text(text.kind)
-                .fill_inside(*state, text, &mut stack, words);
         } else {
-            self.walk_first_bytes(state, &mut stack, words);
+            match state.line_text(self.horizon) {
+                Some(text) if text.forgets => self.fill_run(state, text, &mut stack, words),
+                Some(_) => trie.walk(*state, &mut stack, words),
+                None => self.add_first_bytes(state, state.allowed(), None, &mut stack, words),
+            }
         }
         self.stacks
             .lock()
@@ -235,45 +249,156 @@ impl<R: Recognizer> CompiledGrammar<R> {
         }
     }
 
-    /// The mask of a state outside text, first byte by first byte: a byte that leads into
-    /// text takes its tokens from the [`line_text`](super::line_text) tables, any other
-    /// walks its subtree of the trie.
-    fn walk_first_bytes(&self, state: &R, stack: &mut Vec<R>, words: &mut [u32]) {
-        let allowed = state.allowed();
-        let mut texts = [None; 256];
-        let mut kind = None;
-        let mut into_text = ByteSet::EMPTY;
-        for byte in allowed.iter() {
+    /// The mask of `state`, inside a run it forgets (EOS aside): the tokens that start inside
+    /// the run from the tables, and those that end it at once or start with an excepted byte
+    /// first byte by first byte (the byte may open another run).
+    fn fill_run(&self, state: &R, text: InText, stack: &mut Vec<R>, words: &mut [u32]) {
+        let table = self.vocab.line_text(text.kind);
+        table.fill_inside(*state, stack, words);
+        for byte in text.except.iter() {
+            let mut next = *state;
+            let keep_row = next.try_byte(byte)
+                && next
+                    .line_text(self.horizon)
+                    .is_some_and(|t| t.forgets && t.kind == text.kind);
+            // A row answers for the tokens of an ASCII first byte; a lead byte's tokens are
+            // cleared in the trie.
+            table.except_first(byte, keep_row || !byte.is_ascii(), words);
+            if !keep_row && !byte.is_ascii() {
+                self.vocab.trie().clear_path(&[byte], words);
+            }
+        }
+        let first = state
+            .allowed()
+            .difference(text.kind.class())
+            .union(text.except);
+        self.add_first_bytes(state, first, Some(text.kind), stack, words);
+    }
+
+    /// Adds to `words` the tokens `state` takes whose first byte is in `bytes`, first byte by
+    /// first byte: a byte that leads into a run takes its tokens from the
+    /// [`line_text`](super::line_text) tables, any other walks its subtree of the trie. With
+    /// `inside` `None`, writes them (`words` holds nothing yet); with `Some(kind)`, `state` is
+    /// inside a run of `kind`, and `words` holds its tokens from the tables (see `walk`).
+    fn add_first_bytes(
+        &self,
+        state: &R,
+        bytes: ByteSet,
+        inside: Option<LineText>,
+        stack: &mut Vec<R>,
+        words: &mut [u32],
+    ) {
+        let fresh = inside.is_none();
+        // Each byte's run, if it leads into one; the union of rows is of one kind (the run's
+        // own inside a run, else the first met).
+        let mut texts: [Option<InText>; 256] = [None; 256];
+        let mut union_kind = inside;
+        let mut into_union = ByteSet::EMPTY;
+        for byte in bytes.iter() {
             let mut next = *state;
             if !next.try_byte(byte) {
                 continue;
             }
-            if let Some(text) = next.line_text(self.horizon) {
-                // One kind per state (every language has one); another is walked.
-                if *kind.get_or_insert(text.kind) == text.kind {
-                    texts[byte as usize] = Some(text);
-                    into_text = into_text.with(byte);
+            if let Some(text) = next.line_text(self.horizon).filter(|t| t.forgets) {
+                texts[byte as usize] = Some(text);
+                if *union_kind.get_or_insert(text.kind) == text.kind {
+                    into_union = into_union.with(byte);
                 }
             }
         }
-        let table = kind.map(|kind| self.vocab.line_text(kind));
         // Past half the bytes, clearing the others' rows from the union costs less.
-        let from_union = into_text.len() > 128;
-        match table {
-            Some(table) if from_union => {
-                table.fill_after_all(into_text.complement(), words);
+        let from_union = fresh && into_union.len() > 128;
+        match union_kind {
+            Some(kind) if from_union => {
+                self.vocab
+                    .line_text(kind)
+                    .fill_after_all(into_union.complement(), words);
             }
-            _ => words.fill(0),
+            _ if fresh => words.fill(0),
+            _ => {}
         }
         let trie = self.vocab.trie();
-        for byte in allowed.iter() {
-            match (texts[byte as usize], table) {
-                (Some(text), Some(table)) => {
-                    table.add_after(*state, byte, text, !from_union, stack, words)
+        for byte in bytes.iter() {
+            let Some(text) = texts[byte as usize] else {
+                self.walk_first_narrow(state, byte, stack, words);
+                continue;
+            };
+            let table = self.vocab.line_text(text.kind);
+            // The row is in `words` already when the union gave it, or when `state`'s own run
+            // of the same kind did (an ASCII byte of its class: an excepted byte whose row
+            // `walk` kept).
+            let given = (from_union && into_union.contains(byte))
+                || (inside == Some(text.kind)
+                    && text.kind.class().contains(byte)
+                    && byte.is_ascii());
+            let row = !given;
+            table.add_after(*state, byte, row, stack, words);
+            let mut next = *state;
+            next.try_byte(byte);
+            // The tokens `byte e …` that leave the run at once, for a kind the tables keep no
+            // entries of them for.
+            if !text.kind.one_exit() {
+                for exit in next.allowed().difference(text.kind.class()).iter() {
+                    trie.walk_path(&[byte, exit], next, stack, words);
                 }
-                _ => trie.walk_first(*state, byte, stack, words),
+            }
+            // The tokens `byte c …` of an excepted `c`, which the tables set as if `c`
+            // continued the run, are walked instead.
+            for c in text.except.iter() {
+                self.rewalk_prefix(next, [byte, c], table, stack, words);
             }
         }
+    }
+
+    /// Sets in `words` the tokens starting with `byte` that `state` takes, by a walk of
+    /// `byte`'s subtree; when the state after `byte` allows at most [`NARROW`] bytes, only
+    /// under those (found by the level index, not by trying each of `byte`'s children: a
+    /// space has some 200 of them).
+    fn walk_first_narrow(&self, state: &R, byte: u8, stack: &mut Vec<R>, words: &mut [u32]) {
+        let trie = self.vocab.trie();
+        let mut next = *state;
+        if !next.try_byte(byte) {
+            return;
+        }
+        let follows = next.allowed();
+        if follows.len() > NARROW {
+            trie.walk_first(*state, byte, stack, words);
+            return;
+        }
+        trie.set_exact(&[byte], words);
+        for second in follows.iter() {
+            trie.walk_path(&[byte, second], next, stack, words);
+        }
+    }
+
+    /// Recomputes the tokens under `prefix` = `b c` from `state`, the state after `b`: from
+    /// the prefix's row when it has one and the state after `c` is in a run (then only the
+    /// tokens under its excepted bytes are walked), else by a walk of the subtree.
+    fn rewalk_prefix(
+        &self,
+        state: R,
+        prefix: [u8; 2],
+        table: &LineTextTable,
+        stack: &mut Vec<R>,
+        words: &mut [u32],
+    ) {
+        let trie = self.vocab.trie();
+        trie.clear_path(&prefix, words);
+        let mut after = state;
+        if after.try_byte(prefix[1]) {
+            if let Some(text) = after.line_text(self.horizon) {
+                if text.forgets
+                    && text.kind == table.kind()
+                    && table.add_prefix(state, prefix, stack, words)
+                {
+                    for third in text.except.iter() {
+                        trie.rewalk(&[prefix[0], prefix[1], third], after, stack, words);
+                    }
+                    return;
+                }
+            }
+        }
+        trie.walk_path(&prefix, state, stack, words);
     }
 
     /// Writes the mask of `state` into `words`: from the cache if its key is there, else by a

@@ -12,11 +12,15 @@
 //! Built once per vocabulary by sorting the tokens' bytes: sorted order is pre-order, and two
 //! neighbours share exactly their common prefix's nodes.
 //!
-//! Two more tables let a walk start below the root ([`TokenTrie::walk_below`]): the nodes of
-//! each depth bucketed by byte, and [`TokenTrie::short_mask`], the mask of every token up to
-//! each length. A matcher uses them when the first bytes cannot change the outcome (a CTL
-//! body with bytes left): every short token is allowed at once, and only the subtrees at the
-//! first depth that matters are walked.
+//! More tables let a walk start below the root ([`TokenTrie::walk_below`]): the nodes of
+//! each depth bucketed by byte, [`TokenTrie::short_mask`], the mask of every token up to each
+//! length, and the ids of the tokens of each length by their last one and two bytes with the
+//! nodes of each depth by their last three. A matcher uses them when the first bytes cannot
+//! change the outcome (a CTL body with bytes left): every short token is allowed at once, and
+//! only the subtrees at the first depth that matters are walked, or, where the states after
+//! it allow few bytes (`arg` or `end` after a body), the ids in runs and the few subtrees
+//! three bytes below. The level index also finds a path's node by binary search
+//! ([`TokenTrie::rewalk`], [`TokenTrie::walk_path`]).
 
 use crate::recognizer::Recognizer;
 
@@ -50,8 +54,33 @@ pub struct TokenTrie {
     by_level: Vec<u32>,
     /// Row `l` (0 ≤ `l` ≤ `short_rows`): the mask of every token of at most `l` bytes.
     short_masks: Vec<u32>,
+    /// What lets a walk below a depth follow three bytes at once
+    /// ([`TokenTrie::walk_below`]), each array sorted by its key (empty for a trie of
+    /// entries): the ids of the tokens of `d` bytes by (`d`, last byte), `d << 8 | b`, for
+    /// `d` ≤ `short_rows() + 1`; by (`d`, last two bytes), `d << 16 | …`, for
+    /// `d` ≤ `short_rows() + 2`; and the nodes of depth `d` ≤ `short_rows() + 3` by (`d`,
+    /// last three bytes), `d << 24 | …`. Reading ids in runs, not nodes, keeps a cold walk
+    /// from touching the trie's nodes one cache line at a time.
+    ends1: Vec<(u32, u32)>,
+    ends2: Vec<(u32, u32)>,
+    triples: Vec<(u32, u32)>,
     mask_words: usize,
 }
+
+/// The entries of a sorted `(key, node)` array with key `key`.
+fn sorted_range(sorted: &[(u32, u32)], key: u32) -> &[(u32, u32)] {
+    let start = sorted.partition_point(|&(k, _)| k < key);
+    let end = start + sorted[start..].partition_point(|&(k, _)| k == key);
+    &sorted[start..end]
+}
+
+/// The most bytes each of the two states after a blind run's first bytes may allow for
+/// [`TokenTrie::walk_below`] to follow three bytes at once (more, and the nodes of one depth
+/// are walked instead).
+const TRIPLE_WALK_MAX: u32 = 8;
+
+/// The deepest node `triples` holds: its depth is the key's top byte.
+const TRIPLE_DEPTH_MAX: usize = 255;
 
 /// The deepest row of [`TokenTrie::short_mask`] (and one less than the deepest level
 /// indexed by byte): 256 rows, so the masks by length stay under 256 × `ceil(V/32)` words
@@ -64,6 +93,7 @@ impl TokenTrie {
         let order: Vec<(u32, &[u8])> = vocab.normal_tokens().collect();
         let mut trie = TokenTrie::from_order(order, vocab.mask_words(), SHORT_ROWS_MAX);
         trie.short_masks = short_masks(vocab, trie.short_rows(), trie.mask_words);
+        trie.index_pairs();
         trie
     }
 
@@ -135,7 +165,55 @@ impl TokenTrie {
             level_start,
             by_level,
             short_masks: Vec::new(),
+            ends1: Vec::new(),
+            ends2: Vec::new(),
+            triples: Vec::new(),
             mask_words,
+        }
+    }
+
+    /// Builds `ends1`, `ends2` and `triples` (see the fields).
+    fn index_pairs(&mut self) {
+        let levels = self.short_rows + 1;
+        let mut bytes = vec![0u8; self.max_depth + 1];
+        let (mut ends1, mut ends2, mut triples) = (Vec::new(), Vec::new(), Vec::new());
+        for (index, node) in self.nodes.iter().enumerate().skip(1) {
+            let depth = node.depth as usize;
+            bytes[depth] = node.byte;
+            let (d, byte) = (depth as u32, node.byte as u32);
+            let last2 = |b: &[u8]| (b[depth - 1] as u32) << 8 | byte;
+            for &id in self.node_ids(index) {
+                if depth <= levels {
+                    ends1.push((d << 8 | byte, id));
+                }
+                if (2..=levels + 1).contains(&depth) {
+                    ends2.push((d << 16 | last2(&bytes), id));
+                }
+            }
+            if (3..=(levels + 2).min(TRIPLE_DEPTH_MAX)).contains(&depth) {
+                let key = d << 24 | (bytes[depth - 2] as u32) << 16 | last2(&bytes);
+                triples.push((key, index as u32));
+            }
+        }
+        for array in [&mut ends1, &mut ends2, &mut triples] {
+            array.sort_unstable();
+        }
+        (self.ends1, self.ends2, self.triples) = (ends1, ends2, triples);
+    }
+
+    /// The nodes of depth `depth` (≥ 3) whose last three bytes are `path`.
+    fn triple_nodes(&self, depth: usize, path: [u8; 3]) -> &[(u32, u32)] {
+        let key =
+            (depth as u32) << 24 | (path[0] as u32) << 16 | (path[1] as u32) << 8 | path[2] as u32;
+        sorted_range(&self.triples, key)
+    }
+
+    /// Sets in `words` the ids of `(key, id)` entries.
+    fn set_all(&self, entries: &[(u32, u32)], words: &mut [u32]) {
+        for &(_, id) in entries {
+            if let Some(word) = words.get_mut(id as usize >> 5) {
+                *word |= 1 << (id & 31);
+            }
         }
     }
 
@@ -154,6 +232,17 @@ impl TokenTrie {
     /// The number of nodes, the root included.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// The bytes the trie's arrays hold (nodes, ids, level indexes, short masks).
+    pub fn heap_bytes(&self) -> usize {
+        self.nodes.len() * std::mem::size_of::<Node>()
+            + (self.ids.len()
+                + self.level_start.len()
+                + self.by_level.len()
+                + self.short_masks.len()
+                + 2 * (self.ends1.len() + self.ends2.len() + self.triples.len()))
+                * 4
     }
 
     /// The longest token, in bytes: a walk's stack holds `max_depth() + 1` states.
@@ -201,7 +290,42 @@ impl TokenTrie {
             stack.resize(self.max_depth + 1, state);
         }
         for byte in state.allowed().iter() {
-            self.walk_bucket(state, depth, byte, stack, words);
+            let mut next = state;
+            if !next.try_byte(byte) {
+                continue;
+            }
+            let follows = next.allowed();
+            let narrow = |second: u8| {
+                let mut after = next;
+                after.try_byte(second);
+                after.allowed().len() <= TRIPLE_WALK_MAX
+            };
+            if self.triples.is_empty()
+                || depth + 3 > TRIPLE_DEPTH_MAX
+                || follows.len() > TRIPLE_WALK_MAX
+                || !follows.iter().all(narrow)
+            {
+                self.walk_bucket(state, depth, byte, stack, words);
+                continue;
+            }
+            // Three bytes at once: the tokens that end one and two bytes below `depth`, then
+            // the subtrees of the nodes three below whose path the states allow (a body that
+            // ends here is followed by `arg` or `end`: the paths `arg` and `end`).
+            let (d1, d2) = ((depth + 1) as u32, (depth + 2) as u32);
+            self.set_all(sorted_range(&self.ends1, d1 << 8 | byte as u32), words);
+            for second in follows.iter() {
+                let last2 = (byte as u32) << 8 | second as u32;
+                self.set_all(sorted_range(&self.ends2, d2 << 16 | last2), words);
+                let mut after = next;
+                after.try_byte(second);
+                for third in after.allowed().iter() {
+                    for &(_, node) in self.triple_nodes(depth + 3, [byte, second, third]) {
+                        stack[depth + 2] = after;
+                        let node = node as usize;
+                        self.scan(node, self.nodes[node].subtree_end as usize, stack, words);
+                    }
+                }
+            }
         }
     }
 
@@ -218,6 +342,109 @@ impl TokenTrie {
             stack.resize(self.max_depth + 1, state);
         }
         self.walk_bucket(state, 0, byte, stack, words);
+    }
+
+    /// The node whose path is `path` (not empty), if some entry starts with it.
+    fn find(&self, path: &[u8]) -> Option<usize> {
+        let mut node = 0;
+        for (depth, &byte) in path.iter().enumerate() {
+            let end = self.nodes[node].subtree_end as usize;
+            let bucket = depth * 256 + byte as usize;
+            node = match (
+                self.level_start.get(bucket),
+                self.level_start.get(bucket + 1),
+            ) {
+                // The nodes of this depth and byte, ascending: the child is the one inside
+                // the parent's subtree (a binary search, not a walk of the siblings).
+                (Some(&start), Some(&stop)) => {
+                    let nodes = &self.by_level[start as usize..stop as usize];
+                    let at = nodes.partition_point(|&n| (n as usize) <= node);
+                    match nodes.get(at) {
+                        Some(&child) if (child as usize) < end || node == 0 => child as usize,
+                        _ => return None,
+                    }
+                }
+                _ => {
+                    let mut child = node + 1;
+                    while child < end && self.nodes[child].byte != byte {
+                        child = self.nodes[child].subtree_end as usize;
+                    }
+                    if child >= end {
+                        return None;
+                    }
+                    child
+                }
+            };
+        }
+        (node != 0).then_some(node)
+    }
+
+    /// Sets in `words` the ids whose bytes are exactly `path`.
+    pub fn set_exact(&self, path: &[u8], words: &mut [u32]) {
+        if let Some(node) = self.find(path) {
+            for &id in self.node_ids(node) {
+                if let Some(word) = words.get_mut(id as usize >> 5) {
+                    *word |= 1 << (id & 31);
+                }
+            }
+        }
+    }
+
+    /// Clears in `words` the bits of every entry below `node`, `node` included: their ids are
+    /// contiguous, grouped by node in pre-order.
+    fn clear_subtree(&self, node: usize, words: &mut [u32]) {
+        let end = self.nodes[node].subtree_end as usize;
+        let ids_end = self
+            .nodes
+            .get(end)
+            .map_or(self.ids.len(), |next| next.ids_start as usize);
+        for &id in &self.ids[self.nodes[node].ids_start as usize..ids_end] {
+            if let Some(word) = words.get_mut(id as usize >> 5) {
+                *word &= !(1 << (id & 31));
+            }
+        }
+    }
+
+    /// Recomputes in `words` the bits of every entry that starts with `path` (not empty):
+    /// clears them, then sets those whose bytes after `path[..len − 1]` `parent` takes whole
+    /// (`parent` is the state after `path[..len − 1]`). For the few tokens under a byte where
+    /// a table's answer does not hold ([`InText::except`](crate::recognizer::InText)).
+    pub fn rewalk<R: Recognizer>(
+        &self,
+        path: &[u8],
+        parent: R,
+        stack: &mut Vec<R>,
+        words: &mut [u32],
+    ) {
+        self.clear_path(path, words);
+        self.walk_path(path, parent, stack, words);
+    }
+
+    /// Clears in `words` the bits of every entry that starts with `path` (not empty).
+    pub fn clear_path(&self, path: &[u8], words: &mut [u32]) {
+        if let Some(node) = self.find(path) {
+            self.clear_subtree(node, words);
+        }
+    }
+
+    /// Sets in `words` the bits of every entry that starts with `path` (not empty) whose
+    /// bytes after `path[..len − 1]` `parent` takes whole.
+    pub fn walk_path<R: Recognizer>(
+        &self,
+        path: &[u8],
+        parent: R,
+        stack: &mut Vec<R>,
+        words: &mut [u32],
+    ) {
+        let Some(node) = self.find(path) else {
+            return;
+        };
+        let end = self.nodes[node].subtree_end as usize;
+        if stack.len() <= self.max_depth {
+            stack.resize(self.max_depth + 1, parent);
+        }
+        stack[path.len() - 1] = parent;
+        self.scan(node, end, stack, words);
     }
 
     /// The subtrees of the nodes of depth `depth + 1` whose byte is `byte`, each walked from
@@ -275,7 +502,11 @@ impl TokenTrie {
 fn index_levels(nodes: &[Node], levels: usize) -> (Vec<u32>, Vec<u32>) {
     let bucket = |node: &Node| (node.depth as usize - 1) * 256 + node.byte as usize;
     let mut start = vec![0u32; levels * 256 + 1];
-    for node in nodes.iter().skip(1).filter(|n| n.depth as usize <= levels) {
+    for node in nodes
+        .iter()
+        .skip(1)
+        .filter(|n| (1..=levels).contains(&(n.depth as usize)))
+    {
         start[bucket(node) + 1] += 1;
     }
     for i in 1..start.len() {
@@ -284,7 +515,7 @@ fn index_levels(nodes: &[Node], levels: usize) -> (Vec<u32>, Vec<u32>) {
     let mut fill = start.clone();
     let mut by_level = vec![0u32; *start.last().unwrap_or(&0) as usize];
     for (index, node) in nodes.iter().enumerate().skip(1) {
-        if node.depth as usize <= levels {
+        if (1..=levels).contains(&(node.depth as usize)) {
             let slot = &mut fill[bucket(node)];
             by_level[*slot as usize] = index as u32;
             *slot += 1;

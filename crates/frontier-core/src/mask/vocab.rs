@@ -325,7 +325,7 @@ pub struct Vocabulary {
     max_token_len: u32,
     trie: OnceLock<TokenTrie>,
     /// The tables of each [`LineText`] kind, by [`LineText::index`], built on first use.
-    line_text: [OnceLock<LineTextTable>; 2],
+    line_text: [OnceLock<LineTextTable>; LineText::ALL.len()],
     encoder: Option<Arc<dyn Encoder>>,
 }
 
@@ -442,7 +442,7 @@ impl Vocabulary {
         self.trie.get_or_init(|| TokenTrie::build(self))
     }
 
-    /// The tables that make masks of line-text states, built on first use (see
+    /// The tables that make masks of run states, built on first use (see
     /// [`LineTextTable`]).
     pub fn line_text(&self, kind: LineText) -> &LineTextTable {
         self.line_text[kind.index()].get_or_init(|| LineTextTable::build(self, kind))

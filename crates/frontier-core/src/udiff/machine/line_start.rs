@@ -188,7 +188,7 @@ impl UdiffMachine {
     }
 
     /// The keywords of the next file patch's start, valid wherever one may begin.
-    fn top_kws(&self) -> KwSet {
+    pub(super) fn top_kws(&self) -> KwSet {
         match self.mode {
             Mode::Strict => kw::bit(kw::DIFF_GIT) | kw::bit(kw::MINUS),
             _ => kw::bit(kw::DIFF_GIT) | kw::bit(kw::MINUS) | kw::bit(kw::ATAT_DASH),

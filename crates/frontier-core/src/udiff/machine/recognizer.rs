@@ -11,7 +11,9 @@ use crate::contract::ParseError;
 use crate::recognizer::{InText, LineText, Recognizer};
 use crate::udiff::value::{Range, Value};
 
-use super::{Ctx, Pos, Step, Tent, UdiffMachine};
+use super::{Ctx, Div, Pos, Step, Tent, UdiffMachine};
+use crate::udiff::keyword as kw;
+use crate::udiff::Mode;
 
 impl Recognizer for UdiffMachine {
     /// The machine with its offsets taken out, hunk counts and the line's room clipped to the
@@ -56,14 +58,17 @@ impl Recognizer for UdiffMachine {
     }
 
     fn line_text_kinds(&self) -> &'static [LineText] {
-        &[LineText::Bytes]
+        &[LineText::Bytes, LineText::Hex]
     }
 
     /// Inside a body, garbage or `\` line outside a tentative header (every byte but LF is
     /// content that nothing reads again, and such lines have no length limit), and in a
     /// header's path, free text or a hunk header's section text while the line has room for
-    /// a whole token and its LF. (A keyword in progress on a line that is prose if it fails
-    /// is not text: once the keyword is whole, its value has a grammar of its own.)
+    /// a whole token and its LF. A keyword in progress on a line that is garbage or a body
+    /// line if it diverges, and a line start where a line that starts no keyword is garbage,
+    /// are such text except after the bytes that continue a keyword (once a keyword is
+    /// whole, its value has a grammar of its own: `index x` is refused), unless `a`
+    /// continues one.
     fn line_text(&self, horizon: u32) -> Option<InText> {
         if self.error.is_some() {
             return None;
@@ -71,6 +76,36 @@ impl Recognizer for UdiffMachine {
         let room = self.line_len as u64 + (horizon as u64) < self.max_line as u64;
         match (self.pos, self.tent) {
             (Pos::Stream(_), Tent::None) => Some(InText::forgetting(LineText::Bytes)),
+            // A line start where every line that is not a keyword's is garbage (after a
+            // finished git hunk, but for the lines that overrun it and a `\` line).
+            (Pos::Start, Tent::None)
+                if self.mode != Mode::Strict
+                    && matches!(
+                        self.ctx,
+                        Ctx::Top | Ctx::GitHdr { .. } | Ctx::AfterBlock { .. } | Ctx::Hunks
+                    )
+                    || self.mode == Mode::Git && matches!(self.ctx, Ctx::HunkDone { .. }) =>
+            {
+                let cands = self.continuing(self.ctx) | self.top_kws();
+                let mut keywords = kw::next_bytes(cands, 0).intersection(LineText::Bytes.class());
+                if matches!(self.ctx, Ctx::HunkDone { .. }) {
+                    keywords = keywords.union(ByteSet::of(b" +-\\"));
+                }
+                (!keywords.contains(b'a'))
+                    .then(|| InText::forgetting(LineText::Bytes).except(keywords))
+            }
+            (
+                Pos::Kw {
+                    cands,
+                    matched,
+                    div: Div::Garbage | Div::Body(_),
+                },
+                Tent::None,
+            ) => {
+                let keywords = kw::next_bytes(cands, matched).intersection(LineText::Bytes.class());
+                (!keywords.contains(b'a'))
+                    .then(|| InText::forgetting(LineText::Bytes).except(keywords))
+            }
             (
                 Pos::Value {
                     value: Value::Path { .. } | Value::Text | Value::Range(Range { field: 7, .. }),
@@ -78,6 +113,19 @@ impl Recognizer for UdiffMachine {
                 },
                 _,
             ) if room => Some(InText::forgetting(LineText::Bytes)),
+            // An object name of `index`: its digits are never read again, but the line goes
+            // on after it, so its room must be past what the key keeps.
+            (
+                Pos::Value {
+                    value: Value::Index { phase: 0 | 2, .. },
+                    ..
+                },
+                _,
+            ) if self.line_len as u64 + horizon as u64 + Value::MAX_MIN_REST as u64 + 10
+                < self.max_line as u64 =>
+            {
+                Some(InText::forgetting(LineText::Hex))
+            }
             _ => None,
         }
     }
