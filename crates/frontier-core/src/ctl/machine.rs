@@ -823,7 +823,7 @@ impl CtlMachine {
     /// bytes after it begin a line, where [`step`](Self::step) holds those matching the tag.
     #[inline]
     pub(super) fn take_heredoc_text(&mut self, text: &[u8]) -> usize {
-        if self.node != Node::HereText {
+        if self.node != Node::HereText && !self.departs_at_line_start(text) {
             return 0;
         }
         let mut taken = text.len().min(self.count.saturating_sub(1) as usize);
@@ -835,11 +835,23 @@ impl CtlMachine {
         if taken > 0 {
             self.count -= taken as u64;
             self.consumed += taken as u64;
-            if text[taken - 1] == b'\n' {
-                self.node = Node::HereLine;
-            }
+            self.node = if text[taken - 1] == b'\n' {
+                Node::HereLine
+            } else {
+                Node::HereText
+            };
         }
         taken
+    }
+
+    /// Whether `bytes` start a heredoc body line that departs from the tag at its first byte
+    /// (most lines): nothing held, and a first byte that is not the tag's. Such a line is
+    /// content from its first byte on, as if the machine were inside it.
+    #[inline]
+    pub(super) fn departs_at_line_start(&self, bytes: &[u8]) -> bool {
+        self.node == Node::HereLine
+            && self.tag.held().is_empty()
+            && matches!((bytes.first(), self.tag.as_bytes().first()), (Some(b), Some(t)) if b != t)
     }
 
     /// [`take_line`](Self::take_line) for an inline `arg` line (extended): `arg`, the key up to

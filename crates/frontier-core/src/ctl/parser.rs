@@ -26,7 +26,7 @@ use crate::contract::{Outcome, Owed, ParseError, PushParser, Unclosed, Verdict};
 use crate::event::{Event, Value};
 
 use super::machine::{Construct, CtlMachine, Step};
-use super::{CtlErrorKind, CtlMode, Limits, Token, MAX_TAG};
+use super::{CtlErrorKind, CtlMode, Limits, Tag, Token, MAX_TAG};
 
 /// A confirmed piece of a CTL stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,8 +103,8 @@ pub struct CtlParser {
     /// Where the open call and body began, for an incomplete verdict.
     opened: Opened,
     /// The searcher for LF `TAG` LF of the last heredoc fed in runs (built on its first run,
-    /// kept while the tag is the same: one allocation per new tag, none per byte).
-    tag_line: Option<Finder<'static>>,
+    /// kept with its tag while the tag is the same: one allocation per new tag, none per byte).
+    tag_line: Option<(Tag, Finder<'static>)>,
 }
 
 /// Where the constructs that outlive a line began: recorded as their header line's events are
@@ -256,7 +256,7 @@ impl CtlParser {
     where
         F: for<'e> FnMut(CtlEvent<'e>),
     {
-        if self.machine.in_heredoc_text() {
+        if self.machine.in_heredoc_text() || self.machine.departs_at_line_start(rest) {
             let text = self.heredoc_text(rest);
             let taken = self.machine.take_heredoc_text(&rest[..text]);
             if taken > 0 {
@@ -301,14 +301,17 @@ impl CtlParser {
     /// certain: up to the LF before the first line that is the tag line, or else up to the
     /// chunk's last line when it may be the start of the tag line (that line is stepped).
     fn heredoc_text(&mut self, rest: &[u8]) -> usize {
-        let tag = self.machine.tag().as_bytes();
-        let mut needle = [b'\n'; MAX_TAG + 2];
-        needle[1..=tag.len()].copy_from_slice(tag);
-        let needle = &needle[..tag.len() + 2];
-        let tail = rest.len().saturating_sub(tag.len() + 1);
+        let tag = *self.machine.tag();
+        let tail = rest.len().saturating_sub(tag.as_bytes().len() + 1);
         let finder = match &self.tag_line {
-            Some(finder) if finder.needle() == needle => finder,
-            _ => self.tag_line.insert(Finder::new(needle).into_owned()),
+            Some((kept, finder)) if kept.same_tag(&tag) => finder,
+            _ => {
+                let bytes = tag.as_bytes();
+                let mut needle = [b'\n'; MAX_TAG + 2];
+                needle[1..=bytes.len()].copy_from_slice(bytes);
+                let finder = Finder::new(&needle[..bytes.len() + 2]).into_owned();
+                &self.tag_line.insert((tag, finder)).1
+            }
         };
         match finder.find(rest) {
             Some(lf) => lf + 1,
