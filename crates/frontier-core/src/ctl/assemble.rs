@@ -193,7 +193,13 @@ impl CallAssembler {
                     }
                 }
                 if self.crossed.is_none() {
-                    self.body.extend_from_slice(data);
+                    if self.body.capacity() == 0 {
+                        // A value of unknown length (extended CTL) arriving in one piece, as a
+                        // whole buffer brings it: one exact allocation, not a growth.
+                        self.body = BytesMut::from(data);
+                    } else {
+                        self.body.extend_from_slice(data);
+                    }
                 }
             }
             CtlEvent::ArgEnd => {
