@@ -61,6 +61,17 @@ impl Tag {
         }
     }
 
+    /// Makes this the tag `bytes` (at most [`MAX_TAG`] of them: the caller checked), nothing
+    /// matched: what pushing them one by one onto an empty tag builds, written in place at once
+    /// (a heredoc header taken whole; building a copy and moving it costs a stalled load).
+    #[inline]
+    pub(super) fn set(&mut self, bytes: &[u8]) {
+        let len = bytes.len().min(MAX_TAG);
+        *self = Tag::default();
+        self.bytes[..len].copy_from_slice(&bytes[..len]);
+        self.len = len as u8;
+    }
+
     /// Whether no more tag bytes fit.
     #[inline]
     pub(super) fn is_full(&self) -> bool {
@@ -76,11 +87,13 @@ impl Tag {
     }
 
     /// The tag.
+    #[inline]
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len as usize]
     }
 
     /// The bytes of the current body line held back as a possible tag line.
+    #[inline]
     pub fn held(&self) -> &[u8] {
         &self.bytes[..self.matched as usize]
     }
@@ -165,6 +178,17 @@ mod tests {
         assert_eq!(t.step(true, &mut room, b'O'), BodyByte::Held);
         assert_eq!(t.step(true, &mut room, b'F'), BodyByte::Held);
         assert_eq!(t.step(true, &mut room, b'\n'), BodyByte::Close);
+    }
+
+    #[test]
+    fn a_tag_written_at_once_is_the_tag_pushed_byte_by_byte() {
+        for text in [&b"E"[..], b"EOF", b"PATCH_1", &[b'z'; MAX_TAG]] {
+            let mut set = tag(b"OLD");
+            set.step(true, &mut 10, b'O');
+            set.set(text);
+            assert_eq!(set, tag(text));
+            assert_eq!(set.as_bytes(), text);
+        }
     }
 
     #[test]

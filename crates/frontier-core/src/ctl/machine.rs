@@ -901,12 +901,8 @@ impl CtlMachine {
         if tag_len == 0 || tag[tag_len] != b'\n' {
             return None;
         }
-        let mut kept = Tag::default();
-        for &byte in &tag[..tag_len] {
-            kept.push(byte);
-        }
         let lf = start + tag_len;
-        self.tag = kept;
+        self.tag.set(&tag[..tag_len]);
         self.consumed += lf as u64 + 1;
         self.budget = self.limits.max_line;
         self.digit_room = EVERY_DIGIT;

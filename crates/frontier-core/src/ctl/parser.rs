@@ -257,11 +257,21 @@ impl CtlParser {
         F: for<'e> FnMut(CtlEvent<'e>),
     {
         if self.machine.in_heredoc_text() || self.machine.departs_at_line_start(rest) {
-            let text = self.heredoc_text(rest);
+            let (text, tag_line_found) = self.heredoc_text(rest);
             let taken = self.machine.take_heredoc_text(&rest[..text]);
             if taken > 0 {
                 on_event(CtlEvent::ArgData(&rest[..taken]));
-                return Ok(taken);
+                // The search found the whole tag line right after the run (the run was not cut
+                // short by the room): the value ends here too.
+                let tag_line = if tag_line_found && taken == text {
+                    self.machine.take_tag_line(&rest[taken..])
+                } else {
+                    0
+                };
+                if tag_line > 0 {
+                    on_event(CtlEvent::ArgEnd);
+                }
+                return Ok(taken + tag_line);
             }
         } else {
             let (taken, ended) = self.machine.take_inline(rest);
@@ -288,7 +298,7 @@ impl CtlParser {
         if step == (Step::Text { held: 0 }) && self.machine.in_heredoc_text() {
             // A line that departed from the tag at its first byte (most lines): that byte
             // and the run after it are one piece of data.
-            let text = 1 + self.heredoc_text(&rest[1..]);
+            let text = 1 + self.heredoc_text(&rest[1..]).0;
             let taken = 1 + self.machine.take_heredoc_text(&rest[1..text]);
             on_event(CtlEvent::ArgData(&rest[..taken]));
             return Ok(taken);
@@ -300,7 +310,8 @@ impl CtlParser {
     /// How many bytes at the start of `rest`, inside a heredoc content line, are content for
     /// certain: up to the LF before the first line that is the tag line, or else up to the
     /// chunk's last line when it may be the start of the tag line (that line is stepped).
-    fn heredoc_text(&mut self, rest: &[u8]) -> usize {
+    /// Also whether the whole tag line follows them (the search found it).
+    fn heredoc_text(&mut self, rest: &[u8]) -> (usize, bool) {
         let tag = *self.machine.tag();
         let tail = rest.len().saturating_sub(tag.as_bytes().len() + 1);
         let finder = match &self.tag_line {
@@ -314,10 +325,10 @@ impl CtlParser {
             }
         };
         match finder.find(rest) {
-            Some(lf) => lf + 1,
+            Some(lf) => (lf + 1, true),
             None => match memchr::memrchr(b'\n', &rest[tail..]) {
-                Some(lf) => tail + lf + 1,
-                None => rest.len(),
+                Some(lf) => (tail + lf + 1, false),
+                None => (rest.len(), false),
             },
         }
     }
