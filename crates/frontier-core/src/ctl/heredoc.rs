@@ -66,10 +66,22 @@ impl Tag {
     /// (a heredoc header taken whole; building a copy and moving it costs a stalled load).
     #[inline]
     pub(super) fn set(&mut self, bytes: &[u8]) {
-        let len = bytes.len().min(MAX_TAG);
         *self = Tag::default();
-        self.bytes[..len].copy_from_slice(&bytes[..len]);
-        self.len = len as u8;
+        // A loop over the few bytes of a tag rather than a `memcpy` call of unknown length.
+        for (slot, &byte) in self.bytes.iter_mut().zip(bytes) {
+            *slot = byte;
+        }
+        self.len = bytes.len().min(MAX_TAG) as u8;
+    }
+
+    /// Whether `line` starts with the tag then LF: the tag line, all there.
+    #[inline]
+    pub(super) fn starts_tag_line(&self, line: &[u8]) -> bool {
+        let tag = self.as_bytes();
+        // Compared byte by byte: a tag is a few bytes, too few for a `memcmp` call to pay.
+        line.len() > tag.len()
+            && line[tag.len()] == b'\n'
+            && tag.iter().zip(line).all(|(t, b)| t == b)
     }
 
     /// Whether no more tag bytes fit.
@@ -188,6 +200,15 @@ mod tests {
             set.set(text);
             assert_eq!(set, tag(text));
             assert_eq!(set.as_bytes(), text);
+            let mut line = text.to_vec();
+            assert!(!set.starts_tag_line(&line), "no LF yet");
+            line.extend_from_slice(b"\nmore");
+            assert!(set.starts_tag_line(&line));
+            line[0] ^= 1;
+            assert!(!set.starts_tag_line(&line));
+            line[0] ^= 1;
+            line.insert(text.len(), b'X');
+            assert!(!set.starts_tag_line(&line), "a longer line");
         }
     }
 

@@ -821,7 +821,7 @@ impl CtlMachine {
     /// certainly allows (all but the last byte of the room, which only an LF may use) and
     /// returns how many bytes that was. Cut short by the room, the run ends at its last LF: the
     /// bytes after it begin a line, where [`step`](Self::step) holds those matching the tag.
-    #[inline]
+    #[inline(always)]
     pub(super) fn take_heredoc_text(&mut self, text: &[u8]) -> usize {
         if self.node != Node::HereText && !self.departs_at_line_start(text) {
             return 0;
@@ -916,15 +916,13 @@ impl CtlMachine {
     /// bytes taken, 0 when the line is not all here or is not the tag line.
     #[inline]
     pub(super) fn take_tag_line(&mut self, bytes: &[u8]) -> usize {
-        let tag = self.tag.as_bytes();
         if self.node != Node::HereLine
             || !self.tag.held().is_empty()
-            || bytes.get(tag.len()) != Some(&b'\n')
-            || !bytes.starts_with(tag)
+            || !self.tag.starts_tag_line(bytes)
         {
             return 0;
         }
-        let taken = tag.len() + 1;
+        let taken = self.tag.as_bytes().len() + 1;
         self.consumed += taken as u64;
         self.tag = Tag::default();
         self.count = 0;
