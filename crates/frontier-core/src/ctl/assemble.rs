@@ -117,6 +117,10 @@ impl fmt::Display for CallTooLarge {
 
 impl std::error::Error for CallTooLarge {}
 
+/// The least a value of unknown length grows by when a piece does not fit: what most file
+/// contents fit in. Its capacity stays within twice its bytes plus this.
+const MIN_GROWTH: usize = 4096;
+
 /// Builds [`ToolCall`]s from [`CtlEvent`]s. Memory is the call being assembled, at most
 /// [`CallBounds::max_bytes`] of argument bytes in at most [`CallBounds::max_args`] arguments
 /// (each buffer is sized from the confirmed `len`, once it is known to fit).
@@ -198,6 +202,14 @@ impl CallAssembler {
                         // whole buffer brings it: one exact allocation, not a growth.
                         self.body = BytesMut::from(data);
                     } else {
+                        if self.counting_data && self.body.capacity() - self.body.len() < data.len()
+                        {
+                            // One of unknown length arriving in pieces (a stream, a decoder's
+                            // bytes): grown by at least what it holds and `MIN_GROWTH`, so a
+                            // 4 KiB value fed a byte at a time is two allocations, not ten.
+                            let more = data.len().max(self.body.len()).max(MIN_GROWTH);
+                            self.body.reserve(more);
+                        }
                         self.body.extend_from_slice(data);
                     }
                 }

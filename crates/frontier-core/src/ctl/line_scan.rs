@@ -33,6 +33,21 @@ pub(super) fn separators(bytes: &[u8], from: usize, limit: usize) -> Option<(usi
     None
 }
 
+/// Bit `i` set when `bytes[i]` is an LF, for the first [`SCANNED`] bytes of `bytes`: where
+/// the lines of a short run of a heredoc body start, without a search's setup (a stream's
+/// chunks are a few bytes to a few dozen).
+#[inline]
+pub(super) fn lf_mask(bytes: &[u8]) -> u64 {
+    let len = bytes.len().min(SCANNED);
+    let mut mask = 0u64;
+    let mut start = 0;
+    while start < len {
+        mask |= (lf_lane_mask(&lane_at(bytes, start)) as u64) << start;
+        start += 16;
+    }
+    mask
+}
+
 /// The 16 bytes of `bytes` from `start`, zero-padded past its end (a zero byte is in no class).
 #[inline]
 fn lane_at(bytes: &[u8], start: usize) -> [u8; 16] {
@@ -75,6 +90,31 @@ fn token_mask(lane: &[u8; 16]) -> u16 {
     token_mask_portable(lane)
 }
 
+/// Bit `i` set when `lane[i]` is an LF.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline]
+fn lf_lane_mask(lane: &[u8; 16]) -> u16 {
+    use safe_arch::{
+        cmp_eq_mask_i8_m128i, load_unaligned_m128i, move_mask_i8_m128i, set_splat_i8_m128i,
+    };
+    let lf = cmp_eq_mask_i8_m128i(load_unaligned_m128i(lane), set_splat_i8_m128i(b'\n' as i8));
+    move_mask_i8_m128i(lf) as u16
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[inline]
+fn lf_lane_mask(lane: &[u8; 16]) -> u16 {
+    lf_lane_mask_portable(lane)
+}
+
+/// [`lf_lane_mask`] a byte at a time: other targets, and the SSE2 version's reference.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+fn lf_lane_mask_portable(lane: &[u8; 16]) -> u16 {
+    lane.iter()
+        .enumerate()
+        .fold(0, |mask, (i, &b)| mask | ((b == b'\n') as u16) << i)
+}
+
 /// [`token_mask`] from the byte table: what other targets use, and what the SSE2 version is
 /// tested against.
 #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
@@ -99,6 +139,23 @@ mod tests {
                 assert_eq!(mask >> i & 1 == 1, TOKEN_CHARS.contains(b), "{b:#x}");
             }
         }
+    }
+
+    #[test]
+    fn lf_masks_mark_the_lfs_of_the_first_64_bytes() {
+        for base in (0..256).step_by(16) {
+            let lane: [u8; 16] = std::array::from_fn(|i| (base + i) as u8);
+            assert_eq!(lf_lane_mask(&lane), lf_lane_mask_portable(&lane));
+        }
+        let mut bytes = vec![b'x'; 80];
+        for at in [0, 15, 16, 40, 63, 64, 79] {
+            bytes[at] = b'\n';
+        }
+        let expected = 1 | 1 << 15 | 1 << 16 | 1 << 40 | 1 << 63;
+        assert_eq!(lf_mask(&bytes), expected);
+        assert_eq!(lf_mask(&bytes[..41]), 1 | 1 << 15 | 1 << 16 | 1 << 40);
+        assert_eq!(lf_mask(&bytes[..40]), 1 | 1 << 15 | 1 << 16);
+        assert_eq!(lf_mask(b""), 0);
     }
 
     #[test]

@@ -844,6 +844,23 @@ impl CtlMachine {
         taken
     }
 
+    /// Takes one byte inside a heredoc content line when the value has room for it and for
+    /// the LF after it: [`take_heredoc_text`](Self::take_heredoc_text) for one byte, in a few
+    /// instructions for the one-byte path (a content line's byte is content whatever it is).
+    /// Returns whether it took the byte; if not, nothing changed.
+    #[inline(always)]
+    pub(super) fn take_text_byte(&mut self, byte: u8) -> bool {
+        let takes = self.node == Node::HereText && self.count >= 2;
+        if takes {
+            self.count -= 1;
+            self.consumed += 1;
+            if byte == b'\n' {
+                self.node = Node::HereLine;
+            }
+        }
+        takes
+    }
+
     /// Whether `bytes` start a heredoc body line that departs from the tag at its first byte
     /// (most lines): nothing held, and a first byte that is not the tag's. Such a line is
     /// content from its first byte on, as if the machine were inside it.

@@ -26,7 +26,7 @@ use crate::contract::{Outcome, Owed, ParseError, PushParser, Unclosed, Verdict};
 use crate::event::{Event, Value};
 
 use super::machine::{Construct, CtlMachine, Step};
-use super::{CtlErrorKind, CtlMode, Limits, Tag, Token, MAX_TAG};
+use super::{line_scan, CtlErrorKind, CtlMode, Limits, Tag, Token, MAX_TAG};
 
 /// A confirmed piece of a CTL stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,10 +143,10 @@ impl CtlParser {
         &self.machine
     }
 
-    /// One byte, as a decoder pushes it. The two cases of most bytes are taken on their own,
-    /// in a few instructions inlined into the caller's loop: a byte of a counted body, and a
-    /// header byte that only moves along its line. A byte of an extended value and any other
-    /// byte go out of line.
+    /// One byte, as a decoder pushes it. The three cases of most bytes are taken on their own,
+    /// in a few instructions inlined into the caller's loop: a byte of a counted body, a
+    /// header byte that only moves along its line, and a byte inside a heredoc content line.
+    /// Any other byte (an inline value's among them) goes out of line.
     #[inline]
     fn push_byte<F>(
         &mut self,
@@ -164,6 +164,10 @@ impl CtlParser {
         }
         if self.machine.move_along(byte) {
             self.line.push(byte);
+            return Ok(());
+        }
+        if self.machine.take_text_byte(byte) {
+            on_event(CtlEvent::ArgData(chunk));
             return Ok(());
         }
         if self.machine.in_value() {
@@ -312,6 +316,9 @@ impl CtlParser {
     /// chunk's last line when it may be the start of the tag line (that line is stepped).
     /// Also whether the whole tag line follows them (the search found it).
     fn heredoc_text(&mut self, rest: &[u8]) -> (usize, bool) {
+        if rest.len() <= line_scan::SCANNED {
+            return short_heredoc_text(self.machine.tag(), rest);
+        }
         let tag = *self.machine.tag();
         let tail = rest.len().saturating_sub(tag.as_bytes().len() + 1);
         let finder = match &self.tag_line {
@@ -452,6 +459,27 @@ impl CtlParser {
             }
         })
     }
+}
+
+/// [`CtlParser::heredoc_text`] for a run of at most [`line_scan::SCANNED`] bytes (a stream's
+/// chunk): the lines that start in it found from a mask of its LFs, each checked against the
+/// tag, with no searcher. Stops before the first line that is the tag line (`true`), or that
+/// the chunk ends inside while it still matches the tag (stepped), else takes all of `rest`.
+#[inline]
+fn short_heredoc_text(tag: &Tag, rest: &[u8]) -> (usize, bool) {
+    let mut lfs = line_scan::lf_mask(rest);
+    while lfs != 0 {
+        let start = lfs.trailing_zeros() as usize + 1;
+        lfs &= lfs - 1;
+        let line = &rest[start..];
+        if tag.starts_tag_line(line) {
+            return (start, true);
+        }
+        if line.len() <= tag.as_bytes().len() && tag.as_bytes().starts_with(line) {
+            return (start, false);
+        }
+    }
+    (rest.len(), false)
 }
 
 /// Emits body bytes of the current argument; `last` when they complete it.
