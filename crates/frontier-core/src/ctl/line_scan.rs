@@ -33,19 +33,22 @@ pub(super) fn separators(bytes: &[u8], from: usize, limit: usize) -> Option<(usi
     None
 }
 
-/// Bit `i` set when `bytes[i]` is an LF, for the first [`SCANNED`] bytes of `bytes`: where
-/// the lines of a short run of a heredoc body start, without a search's setup (a stream's
-/// chunks are a few bytes to a few dozen).
+/// Bit `i` set when `bytes[i]` is an LF and `bytes[i + 1]` is `first`, for the first
+/// [`SCANNED`] bytes of `bytes`: the lines of a short run of a heredoc body that begin with the
+/// tag's first byte, found without a search's setup (a stream's chunks are a few bytes to a
+/// few dozen). `first` is not zero, the padding past the end of `bytes`.
 #[inline]
-pub(super) fn lf_mask(bytes: &[u8]) -> u64 {
+pub(super) fn lines_starting_with(bytes: &[u8], first: u8) -> u64 {
     let len = bytes.len().min(SCANNED);
-    let mut mask = 0u64;
+    let (mut lfs, mut firsts) = (0u64, 0u64);
     let mut start = 0;
     while start < len {
-        mask |= (lf_lane_mask(&lane_at(bytes, start)) as u64) << start;
+        let lane = lane_at(bytes, start);
+        lfs |= (eq_lane_mask(&lane, b'\n') as u64) << start;
+        firsts |= (eq_lane_mask(&lane, first) as u64) << start;
         start += 16;
     }
-    mask
+    lfs & firsts >> 1
 }
 
 /// The 16 bytes of `bytes` from `start`, zero-padded past its end (a zero byte is in no class).
@@ -90,29 +93,29 @@ fn token_mask(lane: &[u8; 16]) -> u16 {
     token_mask_portable(lane)
 }
 
-/// Bit `i` set when `lane[i]` is an LF.
+/// Bit `i` set when `lane[i]` is `byte`.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline]
-fn lf_lane_mask(lane: &[u8; 16]) -> u16 {
+fn eq_lane_mask(lane: &[u8; 16], byte: u8) -> u16 {
     use safe_arch::{
         cmp_eq_mask_i8_m128i, load_unaligned_m128i, move_mask_i8_m128i, set_splat_i8_m128i,
     };
-    let lf = cmp_eq_mask_i8_m128i(load_unaligned_m128i(lane), set_splat_i8_m128i(b'\n' as i8));
-    move_mask_i8_m128i(lf) as u16
+    let eq = cmp_eq_mask_i8_m128i(load_unaligned_m128i(lane), set_splat_i8_m128i(byte as i8));
+    move_mask_i8_m128i(eq) as u16
 }
 
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 #[inline]
-fn lf_lane_mask(lane: &[u8; 16]) -> u16 {
-    lf_lane_mask_portable(lane)
+fn eq_lane_mask(lane: &[u8; 16], byte: u8) -> u16 {
+    eq_lane_mask_portable(lane, byte)
 }
 
-/// [`lf_lane_mask`] a byte at a time: other targets, and the SSE2 version's reference.
+/// [`eq_lane_mask`] a byte at a time: other targets, and the SSE2 version's reference.
 #[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
-fn lf_lane_mask_portable(lane: &[u8; 16]) -> u16 {
+fn eq_lane_mask_portable(lane: &[u8; 16], byte: u8) -> u16 {
     lane.iter()
         .enumerate()
-        .fold(0, |mask, (i, &b)| mask | ((b == b'\n') as u16) << i)
+        .fold(0, |mask, (i, &b)| mask | ((b == byte) as u16) << i)
 }
 
 /// [`token_mask`] from the byte table: what other targets use, and what the SSE2 version is
@@ -142,20 +145,39 @@ mod tests {
     }
 
     #[test]
-    fn lf_masks_mark_the_lfs_of_the_first_64_bytes() {
+    fn line_starts_are_the_lfs_followed_by_the_byte() {
         for base in (0..256).step_by(16) {
             let lane: [u8; 16] = std::array::from_fn(|i| (base + i) as u8);
-            assert_eq!(lf_lane_mask(&lane), lf_lane_mask_portable(&lane));
+            for byte in [b'\n', b'E', base as u8] {
+                assert_eq!(
+                    eq_lane_mask(&lane, byte),
+                    eq_lane_mask_portable(&lane, byte)
+                );
+            }
         }
         let mut bytes = vec![b'x'; 80];
-        for at in [0, 15, 16, 40, 63, 64, 79] {
+        for at in [0, 14, 40, 61, 70] {
             bytes[at] = b'\n';
+            bytes[at + 1] = b'E';
         }
-        let expected = 1 | 1 << 15 | 1 << 16 | 1 << 40 | 1 << 63;
-        assert_eq!(lf_mask(&bytes), expected);
-        assert_eq!(lf_mask(&bytes[..41]), 1 | 1 << 15 | 1 << 16 | 1 << 40);
-        assert_eq!(lf_mask(&bytes[..40]), 1 | 1 << 15 | 1 << 16);
-        assert_eq!(lf_mask(b""), 0);
+        bytes[20] = b'\n'; // followed by `x`
+        bytes[30] = b'E'; // after `x`
+        bytes[50] = b'\n'; // followed by LF
+        bytes[51] = b'\n';
+        bytes[63] = b'\n'; // followed by `E` past the 64 bytes scanned
+        bytes[64] = b'E';
+        let expected = 1 | 1 << 14 | 1 << 40 | 1 << 61;
+        assert_eq!(lines_starting_with(&bytes, b'E'), expected);
+        assert_eq!(
+            lines_starting_with(&bytes[..41], b'E'),
+            1 | 1 << 14,
+            "E cut off"
+        );
+        assert_eq!(
+            lines_starting_with(&bytes[..42], b'E'),
+            1 | 1 << 14 | 1 << 40
+        );
+        assert_eq!(lines_starting_with(b"", b'E'), 0);
     }
 
     #[test]

@@ -861,6 +861,31 @@ impl CtlMachine {
         takes
     }
 
+    /// Takes all of `text`, a stream's short chunk (at most [`line_scan::SCANNED`] bytes)
+    /// inside a heredoc content line, when no line in it begins with the tag's first byte and
+    /// the value has room for it and an LF after: the common chunk of a heredoc, in one mask
+    /// test rather than [`take_heredoc_text`](Self::take_heredoc_text)'s search and checks.
+    /// Returns whether it took `text`; if not, nothing changed.
+    #[inline(always)]
+    pub(super) fn take_short_text(&mut self, text: &[u8]) -> bool {
+        let takes = self.node == Node::HereText
+            && !text.is_empty()
+            && text.len() <= line_scan::SCANNED
+            && self.count > text.len() as u64
+            && line_scan::lines_starting_with(
+                text,
+                self.tag.as_bytes().first().copied().unwrap_or(b'\n'),
+            ) == 0;
+        if takes {
+            self.count -= text.len() as u64;
+            self.consumed += text.len() as u64;
+            if text.last() == Some(&b'\n') {
+                self.node = Node::HereLine;
+            }
+        }
+        takes
+    }
+
     /// Whether `bytes` start a heredoc body line that departs from the tag at its first byte
     /// (most lines): nothing held, and a first byte that is not the tag's. Such a line is
     /// content from its first byte on, as if the machine were inside it.

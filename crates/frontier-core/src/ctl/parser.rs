@@ -315,10 +315,18 @@ impl CtlParser {
     /// certain: up to the LF before the first line that is the tag line, or else up to the
     /// chunk's last line when it may be the start of the tag line (that line is stepped).
     /// Also whether the whole tag line follows them (the search found it).
+    #[inline(always)]
     fn heredoc_text(&mut self, rest: &[u8]) -> (usize, bool) {
         if rest.len() <= line_scan::SCANNED {
             return short_heredoc_text(self.machine.tag(), rest);
         }
+        self.searched_heredoc_text(rest)
+    }
+
+    /// [`heredoc_text`](Self::heredoc_text) for a run longer than [`line_scan::SCANNED`]: the
+    /// substring search, out of line.
+    #[inline(never)]
+    fn searched_heredoc_text(&mut self, rest: &[u8]) -> (usize, bool) {
         let tag = *self.machine.tag();
         let tail = rest.len().saturating_sub(tag.as_bytes().len() + 1);
         let finder = match &self.tag_line {
@@ -409,6 +417,12 @@ impl CtlParser {
                 at += taken as usize;
                 continue;
             }
+            if EXTENDED && self.machine.take_short_text(rest) {
+                // A stream's chunk inside a heredoc line, with no line start in it that could
+                // be the tag line: all of it is content.
+                on_event(CtlEvent::ArgData(rest));
+                return Ok(());
+            }
             if EXTENDED && self.machine.in_value() {
                 at += self.push_value(rest, on_event)?;
                 continue;
@@ -462,15 +476,19 @@ impl CtlParser {
 }
 
 /// [`CtlParser::heredoc_text`] for a run of at most [`line_scan::SCANNED`] bytes (a stream's
-/// chunk): the lines that start in it found from a mask of its LFs, each checked against the
-/// tag, with no searcher. Stops before the first line that is the tag line (`true`), or that
-/// the chunk ends inside while it still matches the tag (stepped), else takes all of `rest`.
+/// chunk): the lines in it that begin with the tag's first byte found from masks of its bytes
+/// (most runs have none: no branch to mispredict), each checked against the tag, with no
+/// searcher. Stops before the first line that is the tag line (`true`), or that the chunk ends
+/// inside while it still matches the tag (stepped), else takes all of `rest`.
 #[inline]
 fn short_heredoc_text(tag: &Tag, rest: &[u8]) -> (usize, bool) {
-    let mut lfs = line_scan::lf_mask(rest);
-    while lfs != 0 {
-        let start = lfs.trailing_zeros() as usize + 1;
-        lfs &= lfs - 1;
+    let Some(&first) = tag.as_bytes().first() else {
+        return (rest.len(), false);
+    };
+    let mut candidates = line_scan::lines_starting_with(rest, first);
+    while candidates != 0 {
+        let start = candidates.trailing_zeros() as usize + 1;
+        candidates &= candidates - 1;
         let line = &rest[start..];
         if tag.starts_tag_line(line) {
             return (start, true);
