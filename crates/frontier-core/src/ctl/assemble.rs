@@ -137,6 +137,8 @@ pub struct CallAssembler {
     /// Whether the current argument's length was not announced (an inline or heredoc value):
     /// its bytes are counted against `max_bytes` as they arrive.
     counting_data: bool,
+    /// For such an argument: the bytes it may hold before the call crosses `max_bytes`.
+    value_room: u64,
     key: String,
     body: BytesMut,
 }
@@ -182,40 +184,34 @@ impl CallAssembler {
                     self.drop_arguments();
                     return Ok(None);
                 }
+                self.value_room = self.bounds.max_bytes - self.announced;
                 self.key.clear();
                 self.key.push_str(key.as_str());
                 // `len` fits within `max_bytes`, checked just above.
                 self.body = BytesMut::with_capacity(len as usize);
             }
             CtlEvent::ArgData(data) => {
-                if self.crossed.is_none() && self.counting_data {
-                    self.announced = self.announced.saturating_add(data.len() as u64);
-                    let index = self.started.saturating_sub(1);
-                    self.crossed = self.crossing(index).map(|c| (c, index));
-                    if self.crossed.is_some() {
-                        self.drop_arguments();
+                if self.crossed.is_some() {
+                    return Ok(None);
+                }
+                if self.counting_data {
+                    // The argument's count was checked at its start; only its bytes can cross.
+                    let held = self.body.len() + data.len();
+                    if held as u64 > self.value_room {
+                        self.cross_with_value(held);
+                        return Ok(None);
+                    }
+                    if self.body.capacity() - self.body.len() < data.len() {
+                        self.grow_value(data.len());
                     }
                 }
-                if self.crossed.is_none() {
-                    if self.body.capacity() == 0 {
-                        // A value of unknown length (extended CTL) arriving in one piece, as a
-                        // whole buffer brings it: one exact allocation, not a growth.
-                        self.body = BytesMut::from(data);
-                    } else {
-                        if self.counting_data && self.body.capacity() - self.body.len() < data.len()
-                        {
-                            // One of unknown length arriving in pieces (a stream, a decoder's
-                            // bytes): grown by at least what it holds and `MIN_GROWTH`, so a
-                            // 4 KiB value fed a byte at a time is two allocations, not ten.
-                            let more = data.len().max(self.body.len()).max(MIN_GROWTH);
-                            self.body.reserve(more);
-                        }
-                        self.body.extend_from_slice(data);
-                    }
-                }
+                self.body.extend_from_slice(data);
             }
             CtlEvent::ArgEnd => {
                 if self.crossed.is_none() {
+                    if self.counting_data {
+                        self.announced += self.body.len() as u64;
+                    }
                     let value = std::mem::take(&mut self.body).freeze();
                     if let Some(call) = self.current.as_mut() {
                         call.args.push((std::mem::take(&mut self.key), value));
@@ -252,6 +248,28 @@ impl CallAssembler {
         } else {
             None
         }
+    }
+
+    /// Makes room for `more` bytes of a value of unknown length (extended CTL). Arriving in
+    /// one piece, as a whole buffer brings it, the value gets one exact allocation; arriving in
+    /// pieces (a stream, a decoder's bytes), it grows by at least what it holds and
+    /// [`MIN_GROWTH`], so a 4 KiB value fed a byte at a time is two allocations, not ten.
+    #[inline(never)]
+    fn grow_value(&mut self, more: usize) {
+        if self.body.capacity() == 0 {
+            self.body = BytesMut::with_capacity(more);
+        } else {
+            self.body.reserve(more.max(self.body.len()).max(MIN_GROWTH));
+        }
+    }
+
+    /// The current value of unknown length, at `held` bytes, takes the call over `max_bytes`.
+    #[cold]
+    fn cross_with_value(&mut self, held: usize) {
+        self.announced = self.announced.saturating_add(held as u64);
+        let index = self.started.saturating_sub(1);
+        self.crossed = self.crossing(index).map(|c| (c, index));
+        self.drop_arguments();
     }
 
     /// Frees what the current call holds, once it has crossed a bound.

@@ -39,14 +39,20 @@ pub(super) fn separators(bytes: &[u8], from: usize, limit: usize) -> Option<(usi
 /// few dozen). `first` is not zero, the padding past the end of `bytes`.
 #[inline]
 pub(super) fn lines_starting_with(bytes: &[u8], first: u8) -> u64 {
-    let len = bytes.len().min(SCANNED);
+    let scanned = &bytes[..bytes.len().min(SCANNED)];
     let (mut lfs, mut firsts) = (0u64, 0u64);
     let mut start = 0;
-    while start < len {
-        let lane = lane_at(bytes, start);
-        lfs |= (eq_lane_mask(&lane, b'\n') as u64) << start;
-        firsts |= (eq_lane_mask(&lane, first) as u64) << start;
+    // Whole lanes are compared in place; the few bytes after them (all of a token-sized
+    // chunk) one by one, which costs less than padding them into a lane.
+    while let Some(lane) = scanned.get(start..start + 16) {
+        let lane: &[u8; 16] = lane.try_into().unwrap_or(&[0; 16]);
+        lfs |= (eq_lane_mask(lane, b'\n') as u64) << start;
+        firsts |= (eq_lane_mask(lane, first) as u64) << start;
         start += 16;
+    }
+    for (i, &byte) in scanned.iter().enumerate().skip(start) {
+        lfs |= ((byte == b'\n') as u64) << i;
+        firsts |= ((byte == first) as u64) << i;
     }
     lfs & firsts >> 1
 }

@@ -614,6 +614,11 @@ impl PushParser for CtlParser {
         // slice, without a call.
         let (taken, last) = self.machine.skip_body(chunk.len() as u64);
         if taken == 0 {
+            // And most chunks of an extended one inside a heredoc line.
+            if self.machine.take_short_text(chunk) {
+                on_event(CtlEvent::ArgData(chunk));
+                return Ok(());
+            }
             return self.push_chunk(chunk, on_event);
         }
         let (body, rest) = chunk.split_at(taken as usize);
