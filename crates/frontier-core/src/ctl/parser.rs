@@ -417,13 +417,13 @@ impl CtlParser {
                 at += taken as usize;
                 continue;
             }
-            if EXTENDED && self.machine.take_short_text(rest) {
-                // A stream's chunk inside a heredoc line, with no line start in it that could
-                // be the tag line: all of it is content.
-                on_event(CtlEvent::ArgData(rest));
-                return Ok(());
-            }
             if EXTENDED && self.machine.in_value() {
+                if self.machine.take_short_text(rest) {
+                    // A stream's chunk inside a heredoc line, with no line start in it that
+                    // could be the tag line: all of it is content.
+                    on_event(CtlEvent::ArgData(rest));
+                    return Ok(());
+                }
                 at += self.push_value(rest, on_event)?;
                 continue;
             }
