@@ -40,19 +40,27 @@ pub(super) fn separators(bytes: &[u8], from: usize, limit: usize) -> Option<(usi
 #[inline]
 pub(super) fn lines_starting_with(bytes: &[u8], first: u8) -> u64 {
     let scanned = &bytes[..bytes.len().min(SCANNED)];
-    let (mut lfs, mut firsts) = (0u64, 0u64);
-    let mut start = 0;
-    // Whole lanes are compared in place; the few bytes after them (all of a token-sized
-    // chunk) one by one, which costs less than padding them into a lane.
-    while let Some(lane) = scanned.get(start..start + 16) {
+    // Whole lanes are compared in place, their masks put together at fixed shifts; the few
+    // bytes after them (all of a token-sized chunk) one by one, which costs less than padding
+    // them into a lane.
+    let (mut lf_lanes, mut first_lanes) = ([0u16; SCANNED / 16], [0u16; SCANNED / 16]);
+    let mut lanes = scanned.chunks_exact(16);
+    for ((lane, lf), firsts) in (&mut lanes).zip(&mut lf_lanes).zip(&mut first_lanes) {
         let lane: &[u8; 16] = lane.try_into().unwrap_or(&[0; 16]);
-        lfs |= (eq_lane_mask(lane, b'\n') as u64) << start;
-        firsts |= (eq_lane_mask(lane, first) as u64) << start;
-        start += 16;
+        *lf = eq_lane_mask(lane, b'\n');
+        *firsts = eq_lane_mask(lane, first);
     }
-    for (i, &byte) in scanned.iter().enumerate().skip(start) {
-        lfs |= ((byte == b'\n') as u64) << i;
-        firsts |= ((byte == first) as u64) << i;
+    let joined = |masks: [u16; 4]| {
+        masks[0] as u64
+            | (masks[1] as u64) << 16
+            | (masks[2] as u64) << 32
+            | (masks[3] as u64) << 48
+    };
+    let (mut lfs, mut firsts) = (joined(lf_lanes), joined(first_lanes));
+    let start = scanned.len() - lanes.remainder().len();
+    for (i, &byte) in lanes.remainder().iter().enumerate() {
+        lfs |= ((byte == b'\n') as u64) << (start + i);
+        firsts |= ((byte == first) as u64) << (start + i);
     }
     lfs & firsts >> 1
 }
