@@ -385,10 +385,16 @@ fn compare(input: &[u8], spec: Spec) -> Result<(), TestCaseError> {
         }
     }
     // Whole-buffer feeding takes the fast paths (whole lines, token runs, body slices): the
-    // same events and outcome as byte-at-a-time feeding, and as a split in the middle.
-    let whole = frontier::harness::check_contract(&new_parser(), input, &[input.len() / 2])
-        .map_err(TestCaseError::fail)?;
-    prop_assert_eq!(whole.outcome, outcome);
+    // same events and outcome as byte-at-a-time feeding, and as every split in two.
+    let whole =
+        frontier::harness::check_chunking(&new_parser(), input, 1).map_err(TestCaseError::fail)?;
+    prop_assert_eq!(&whole.outcome, &outcome);
+    // And as chunks of every small size: a chunk that begins and ends inside one line (a
+    // stream's token) takes paths of its own.
+    for size in (2..=9).chain([16, 64]) {
+        let chunked = frontier::harness::run(new_parser(), input, Some(size));
+        prop_assert_eq!(&chunked, &whole, "in chunks of {}", size);
+    }
     let verdict = outcome.verdict;
     let got = match verdict {
         Verdict::Complete => Status::Complete,
@@ -555,6 +561,28 @@ fn reference_agrees_on_hand_written_edges() {
     ] {
         compare(input, Spec::new(limits, false)).unwrap();
         compare(input, Spec::new(limits, true)).unwrap();
+    }
+}
+
+#[test]
+fn a_heredoc_line_begun_at_a_chunk_boundary_is_content_to_its_end() {
+    // A chunk that starts a body line departing from the tag and ends inside it: the tag's
+    // bytes at the start of the next chunk are content, not the tag line.
+    let input = b"call c1 w\narg c <<T\nab\nxyT\nT\nend\n";
+    let spec = Spec::new(Limits::default(), true);
+    compare(input, spec).unwrap();
+    let whole = frontier::harness::run(
+        CtlParser::with_mode(Limits::default(), CtlMode::Extended),
+        input,
+        None,
+    );
+    for size in 1..input.len() {
+        let parser = CtlParser::with_mode(Limits::default(), CtlMode::Extended);
+        assert_eq!(
+            frontier::harness::run(parser, input, Some(size)),
+            whole,
+            "chunks of {size}"
+        );
     }
 }
 

@@ -862,13 +862,14 @@ impl CtlMachine {
     }
 
     /// Takes all of `text`, a stream's short chunk (at most [`line_scan::SCANNED`] bytes)
-    /// inside a heredoc content line, when no line in it begins with the tag's first byte and
+    /// inside a heredoc content line (or at the start of one that departs from the tag at its
+    /// first byte), when no line in it begins with the tag's first byte and
     /// the value has room for it and an LF after: the common chunk of a heredoc, in one mask
     /// test rather than [`take_heredoc_text`](Self::take_heredoc_text)'s search and checks.
     /// Returns whether it took `text`; if not, nothing changed.
     #[inline(always)]
     pub(super) fn take_short_text(&mut self, text: &[u8]) -> bool {
-        let takes = self.node == Node::HereText
+        let takes = (self.node == Node::HereText || self.departs_at_line_start(text))
             && !text.is_empty()
             && text.len() <= line_scan::SCANNED
             && self.count > text.len() as u64
@@ -879,9 +880,11 @@ impl CtlMachine {
         if takes {
             self.count -= text.len() as u64;
             self.consumed += text.len() as u64;
-            if text.last() == Some(&b'\n') {
-                self.node = Node::HereLine;
-            }
+            self.node = if text.last() == Some(&b'\n') {
+                Node::HereLine
+            } else {
+                Node::HereText
+            };
         }
         takes
     }
