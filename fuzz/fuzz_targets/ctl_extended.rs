@@ -1,13 +1,13 @@
-//! Arbitrary bytes through the extended CTL parser, whole, byte at a time and split at points
-//! derived from the input, with the default limits and with small ones; then the calls it
-//! confirmed, written back in the counted form, must parse in strict mode to the same calls
-//! (an assembled call is the same whichever form carried it). The input is the stream itself,
-//! so the corpora seed this target directly (`fuzz/seed.sh`).
+//! Arbitrary bytes through the extended CTL parser, whole, byte at a time, split at points
+//! derived from the input and in chunks of a size derived from it, with the default limits and
+//! with small ones; then the calls it confirmed, written back in the counted form, must parse
+//! in strict mode to the same calls (an assembled call is the same whichever form carried it).
+//! The input is the stream itself, so the corpora seed this target directly (`fuzz/seed.sh`).
 #![no_main]
 
 use frontier::contract::PushParser;
 use frontier::ctl::{CallAssembler, CallBounds, CtlMode, CtlParser, Limits, ToolCall};
-use frontier::harness::check_contract;
+use frontier::harness::{check_contract, run};
 use libfuzzer_sys::fuzz_target;
 
 /// The calls `parser` confirms in `bytes`, fed whole.
@@ -41,9 +41,14 @@ fuzz_target!(|bytes: &[u8]| {
     let cuts = [n / 3, n / 2, n.saturating_sub(1)];
     for limits in [Limits::default(), Limits { max_line: 24, max_arg: 64 }] {
         let parser = CtlParser::with_mode(limits, CtlMode::Extended);
-        if let Err(violation) = check_contract(&parser, bytes, &cuts) {
-            panic!("{violation}");
-        }
+        let whole = match check_contract(&parser, bytes, &cuts) {
+            Ok(whole) => whole,
+            Err(violation) => panic!("{violation}"),
+        };
+        // In chunks of a size from the input too: a stream's short chunks, each beginning and
+        // ending inside a line, take paths of their own.
+        let size = 2 + bytes.first().map_or(0, |&b| b as usize % 63);
+        assert_eq!(run(parser.clone(), bytes, Some(size)), whole, "chunks of {size}");
         let extended = calls(parser, bytes);
         let unbounded = Limits {
             max_line: u32::MAX,
