@@ -11,7 +11,18 @@ use frontier::apply_patch::units::{ChangeLine, Chunk, FileOperation};
 use libfuzzer_sys::fuzz_target;
 
 /// Paths drawn from a small set so that operations collide, including hostile ones.
-const PATHS: [&str; 10] = ["a.txt", "b.txt", "dir/c.txt", "dir/sub/d.txt", "../escape.txt", "/abs.txt", "dir/../a.txt", "link/x.txt", "dir", "e\u{2014}.txt"];
+const PATHS: [&str; 10] = [
+    "a.txt",
+    "b.txt",
+    "dir/c.txt",
+    "dir/sub/d.txt",
+    "../escape.txt",
+    "/abs.txt",
+    "dir/../a.txt",
+    "link/x.txt",
+    "dir",
+    "e\u{2014}.txt",
+];
 const LINES: [&str; 6] = ["alpha", "beta", "gamma", "  beta  ", "beta\u{2013}x", ""];
 
 #[derive(Arbitrary, Debug)]
@@ -23,9 +34,18 @@ enum Line {
 
 #[derive(Arbitrary, Debug)]
 enum Op {
-    Add { path: u8, lines: Vec<u8> },
-    Delete { path: u8 },
-    Update { path: u8, move_to: Option<u8>, chunks: Vec<(Option<u8>, Vec<Line>, bool)> },
+    Add {
+        path: u8,
+        lines: Vec<u8>,
+    },
+    Delete {
+        path: u8,
+    },
+    Update {
+        path: u8,
+        move_to: Option<u8>,
+        chunks: Vec<(Option<u8>, Vec<Line>, bool)>,
+    },
 }
 
 #[derive(Arbitrary, Debug)]
@@ -83,9 +103,16 @@ fuzz_target!(|input: Input| {
         .ops
         .iter()
         .map(|op| match op {
-            Op::Add { path: p, lines } => FileOperation::Add { path: path(*p), lines: lines.iter().map(|&l| line(l)).collect() },
+            Op::Add { path: p, lines } => FileOperation::Add {
+                path: path(*p),
+                lines: lines.iter().map(|&l| line(l)).collect(),
+            },
             Op::Delete { path: p } => FileOperation::Delete { path: path(*p) },
-            Op::Update { path: p, move_to, chunks } => FileOperation::Update {
+            Op::Update {
+                path: p,
+                move_to,
+                chunks,
+            } => FileOperation::Update {
                 path: path(*p),
                 move_to: move_to.map(path),
                 chunks: chunks
@@ -107,11 +134,22 @@ fuzz_target!(|input: Input| {
         })
         .collect();
     let before = snapshot(&root);
-    let policy = if input.safe { Policy::Safe } else { Policy::Codex };
+    let policy = if input.safe {
+        Policy::Safe
+    } else {
+        Policy::Codex
+    };
     let result = apply_operations(Workspace::new(&root).unwrap(), policy, &ops);
-    assert!(snapshot(&outside).is_empty(), "something was written outside the root");
+    assert!(
+        snapshot(&outside).is_empty(),
+        "something was written outside the root"
+    );
     assert!(!sandbox.path().join("escape.txt").exists() && !Path::new("/abs.txt").exists());
     if result.is_err() && input.safe {
-        assert_eq!(snapshot(&root), before, "a failed safe patch changed the tree");
+        assert_eq!(
+            snapshot(&root),
+            before,
+            "a failed safe patch changed the tree"
+        );
     }
 });

@@ -22,9 +22,20 @@ enum Line {
 
 #[derive(Arbitrary, Debug)]
 enum Op {
-    Add { path: u8, first: u8, more: Vec<u8> },
-    Delete { path: u8 },
-    Update { path: u8, move_to: Option<u8>, chunks: Vec<(Option<u8>, Line, Vec<Line>)>, eof: bool },
+    Add {
+        path: u8,
+        first: u8,
+        more: Vec<u8>,
+    },
+    Delete {
+        path: u8,
+    },
+    Update {
+        path: u8,
+        move_to: Option<u8>,
+        chunks: Vec<(Option<u8>, Line, Vec<Line>)>,
+        eof: bool,
+    },
 }
 
 #[derive(Arbitrary, Debug)]
@@ -57,14 +68,23 @@ fn render(ops: &[Op]) -> (String, Vec<usize>) {
     let mut ends = Vec::new();
     for op in ops {
         match op {
-            Op::Add { path: p, first, more } => {
+            Op::Add {
+                path: p,
+                first,
+                more,
+            } => {
                 text += &format!("*** Add File: {}\n", path(*p));
                 for w in std::iter::once(first).chain(more) {
                     text += &format!("+{}\n", word(*w));
                 }
             }
             Op::Delete { path: p } => text += &format!("*** Delete File: {}\n", path(*p)),
-            Op::Update { path: p, move_to, chunks, eof } => {
+            Op::Update {
+                path: p,
+                move_to,
+                chunks,
+                eof,
+            } => {
                 text += &format!("*** Update File: {}\n", path(*p));
                 if let Some(to) = move_to {
                     text += &format!("*** Move to: {}\n", path(*to));
@@ -111,7 +131,9 @@ fn old_and_new(op: &Op) -> (Vec<&'static str>, Vec<&'static str>) {
 fn assemble(parser: &mut StrictParser, bytes: &[u8]) -> Vec<FileOperation> {
     let mut assembler = OperationAssembler::default();
     let mut ops = Vec::new();
-    parser.push(bytes, &mut |e| ops.extend(assembler.on_event(&e))).unwrap();
+    parser
+        .push(bytes, &mut |e| ops.extend(assembler.on_event(&e)))
+        .unwrap();
     ops
 }
 
@@ -126,17 +148,43 @@ fuzz_target!(|input: Input| {
     let mut whole = parser.clone();
     let mut ops = assemble(&mut whole, bytes);
     let mut assembler = OperationAssembler::default();
-    assert_eq!(whole.finish(&mut |e| ops.extend(assembler.on_event(&e))).verdict, Verdict::Complete);
+    assert_eq!(
+        whole
+            .finish(&mut |e| ops.extend(assembler.on_event(&e)))
+            .verdict,
+        Verdict::Complete
+    );
     assert_eq!(ops.len(), input.ops.len());
     for (got, spec) in ops.iter().zip(&input.ops) {
         match (got, spec) {
-            (FileOperation::Add { path: p, lines }, Op::Add { path: q, first, more }) => {
+            (
+                FileOperation::Add { path: p, lines },
+                Op::Add {
+                    path: q,
+                    first,
+                    more,
+                },
+            ) => {
                 assert_eq!(p, &path(*q));
-                let expected: Vec<&str> = std::iter::once(first).chain(more).map(|w| word(*w)).collect();
+                let expected: Vec<&str> = std::iter::once(first)
+                    .chain(more)
+                    .map(|w| word(*w))
+                    .collect();
                 assert_eq!(lines, &expected);
             }
             (FileOperation::Delete { path: p }, Op::Delete { path: q }) => assert_eq!(p, &path(*q)),
-            (FileOperation::Update { path: p, move_to, chunks }, Op::Update { path: q, move_to: to, .. }) => {
+            (
+                FileOperation::Update {
+                    path: p,
+                    move_to,
+                    chunks,
+                },
+                Op::Update {
+                    path: q,
+                    move_to: to,
+                    ..
+                },
+            ) => {
                 assert_eq!(p, &path(*q));
                 assert_eq!(move_to, &to.map(path));
                 let old: Vec<&str> = chunks.iter().flat_map(|c| c.old_lines()).collect();

@@ -27,7 +27,15 @@ fn unchanged() -> &'static Value {
 fuzz_target!(|args: &str| {
     let out = apply(args);
     if out["ok"] != Value::Bool(true) {
-        assert_eq!(out["content_puts"], serde_json::json!({}), "a refused patch stored a payload");
-        assert_eq!(&out["blocks"], unchanged(), "a refused patch changed the blocks");
+        assert_eq!(
+            out["content_puts"],
+            serde_json::json!({}),
+            "a refused patch stored a payload"
+        );
+        assert_eq!(
+            &out["blocks"],
+            unchanged(),
+            "a refused patch changed the blocks"
+        );
     }
 });

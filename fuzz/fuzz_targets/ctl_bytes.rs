@@ -10,7 +10,13 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|bytes: &[u8]| {
     let n = bytes.len();
     let cuts = [n / 3, n / 2, n.saturating_sub(1)];
-    for limits in [Limits::default(), Limits { max_line: 24, max_arg: 64 }] {
+    for limits in [
+        Limits::default(),
+        Limits {
+            max_line: 24,
+            max_arg: 64,
+        },
+    ] {
         if let Err(violation) = check_contract(&CtlParser::new(limits), bytes, &cuts) {
             panic!("{violation}");
         }

@@ -39,7 +39,13 @@ fn counted(calls: &[ToolCall]) -> Vec<u8> {
 fuzz_target!(|bytes: &[u8]| {
     let n = bytes.len();
     let cuts = [n / 3, n / 2, n.saturating_sub(1)];
-    for limits in [Limits::default(), Limits { max_line: 24, max_arg: 64 }] {
+    for limits in [
+        Limits::default(),
+        Limits {
+            max_line: 24,
+            max_arg: 64,
+        },
+    ] {
         let parser = CtlParser::with_mode(limits, CtlMode::Extended);
         let whole = match check_contract(&parser, bytes, &cuts) {
             Ok(whole) => whole,
@@ -48,7 +54,11 @@ fuzz_target!(|bytes: &[u8]| {
         // In chunks of a size from the input too: a stream's short chunks, each beginning and
         // ending inside a line, take paths of their own.
         let size = 2 + bytes.first().map_or(0, |&b| b as usize % 63);
-        assert_eq!(run(parser.clone(), bytes, Some(size)), whole, "chunks of {size}");
+        assert_eq!(
+            run(parser.clone(), bytes, Some(size)),
+            whole,
+            "chunks of {size}"
+        );
         let extended = calls(parser, bytes);
         let unbounded = Limits {
             max_line: u32::MAX,

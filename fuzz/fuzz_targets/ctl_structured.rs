@@ -38,15 +38,32 @@ fuzz_target!(|input: Input| {
     let parser = CtlParser::default();
     let whole = check_contract(&parser, &stream, &[stream.len() / 2]).unwrap();
     assert_eq!(whole.outcome.verdict, Verdict::Complete);
-    assert_eq!(whole.records.iter().filter(|r| r.unit == Some("calls")).count(), input.calls.len());
+    assert_eq!(
+        whole
+            .records
+            .iter()
+            .filter(|r| r.unit == Some("calls"))
+            .count(),
+        input.calls.len()
+    );
 
     let cut = input.cut as usize % (stream.len() + 1);
     // Unbounded: every generated call must assemble.
-    let mut assembler = CallAssembler::new(CallBounds { max_args: usize::MAX, max_bytes: u64::MAX });
+    let mut assembler = CallAssembler::new(CallBounds {
+        max_args: usize::MAX,
+        max_bytes: u64::MAX,
+    });
     let mut confirmed = Vec::new();
     let mut cut_parser = parser.clone();
-    cut_parser.push(&stream[..cut], &mut |e| confirmed.extend(assembler.on_event(&e).unwrap())).unwrap();
-    assert_eq!(confirmed.len(), ends.iter().filter(|&&end| end <= cut).count());
+    cut_parser
+        .push(&stream[..cut], &mut |e| {
+            confirmed.extend(assembler.on_event(&e).unwrap())
+        })
+        .unwrap();
+    assert_eq!(
+        confirmed.len(),
+        ends.iter().filter(|&&end| end <= cut).count()
+    );
     for (call, spec) in confirmed.iter().zip(&input.calls) {
         assert_eq!(call.id, format!("c{}", spec.id));
         assert_eq!(call.args.len(), spec.args.len());

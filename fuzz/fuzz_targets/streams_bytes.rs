@@ -30,11 +30,18 @@ fn read(api: Api, format: Format, bytes: &[u8], cuts: &[usize]) -> (Vec<Call>, S
 fuzz_target!(|bytes: &[u8]| {
     let n = bytes.len();
     let cuts = [n / 3, n / 2, n.saturating_sub(1)];
-    for api in [Api::OpenAiChat, Api::OpenAiResponses, Api::AnthropicMessages] {
+    for api in [
+        Api::OpenAiChat,
+        Api::OpenAiResponses,
+        Api::AnthropicMessages,
+    ] {
         for format in [Format::Sse, Format::Jsonl] {
             let whole = read(api, format, bytes, &[]);
             let split = read(api, format, bytes, &cuts);
-            assert_eq!(whole, split, "{api:?} {format:?}: chunking changed the result");
+            assert_eq!(
+                whole, split,
+                "{api:?} {format:?}: chunking changed the result"
+            );
         }
     }
 });

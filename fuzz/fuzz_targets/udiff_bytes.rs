@@ -10,7 +10,12 @@ fuzz_target!(|bytes: &[u8]| {
     let n = bytes.len();
     let cuts = [n / 3, n / 2, n.saturating_sub(1)];
     for mode in [Mode::Strict, Mode::Git, Mode::Recount] {
-        let parser = UdiffParser::new(mode, Limits { max_line: Limits::MIN_MAX_LINE });
+        let parser = UdiffParser::new(
+            mode,
+            Limits {
+                max_line: Limits::MIN_MAX_LINE,
+            },
+        );
         if let Err(violation) = check_contract(&parser, bytes, &cuts) {
             panic!("{mode:?}: {violation}");
         }

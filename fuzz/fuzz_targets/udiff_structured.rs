@@ -10,7 +10,14 @@ use frontier::udiff::units::LineKind;
 use frontier::udiff::{parse_all, Limits, Mode, UdiffParser};
 use libfuzzer_sys::fuzz_target;
 
-const WORDS: [&[u8]; 6] = [b"alpha", b"--- a/x", b"+++ b/x", b"@@ -1 +1 @@", b"caf\xc3\xa9\r", b""];
+const WORDS: [&[u8]; 6] = [
+    b"alpha",
+    b"--- a/x",
+    b"+++ b/x",
+    b"@@ -1 +1 @@",
+    b"caf\xc3\xa9\r",
+    b"",
+];
 
 #[derive(Arbitrary, Debug, Clone, Copy)]
 enum Line {
@@ -46,9 +53,14 @@ fuzz_target!(|input: Input| {
         let mut hunks = Vec::new();
         let mut start = 1u64;
         for (first, more) in &file.hunks {
-            let lines: Vec<Line> = std::iter::once(*first).chain(more.iter().copied()).collect();
+            let lines: Vec<Line> = std::iter::once(*first)
+                .chain(more.iter().copied())
+                .collect();
             let old = lines.iter().filter(|l| !matches!(l, Line::Add(_))).count() as u64;
-            let new = lines.iter().filter(|l| !matches!(l, Line::Remove(_))).count() as u64;
+            let new = lines
+                .iter()
+                .filter(|l| !matches!(l, Line::Remove(_)))
+                .count() as u64;
             text.extend_from_slice(format!("@@ -{start},{old} +{start},{new} @@\n").as_bytes());
             for line in &lines {
                 let (prefix, w) = match line {
@@ -72,10 +84,21 @@ fuzz_target!(|input: Input| {
         assert_eq!(outcome.verdict, Verdict::Complete, "{mode:?}");
         assert_eq!(files.len(), expected.len());
         for (got, (name, hunks)) in files.iter().zip(&expected) {
-            assert_eq!(got.header.new_path.as_deref(), Some(format!("b/f{name}.txt").as_bytes()));
+            assert_eq!(
+                got.header.new_path.as_deref(),
+                Some(format!("b/f{name}.txt").as_bytes())
+            );
             assert_eq!(got.hunks.len(), hunks.len());
             for (hunk, (start, old, new, lines)) in got.hunks.iter().zip(hunks) {
-                assert_eq!((hunk.old_start, hunk.old_count, hunk.new_start, hunk.new_count), (*start, *old, *start, *new));
+                assert_eq!(
+                    (
+                        hunk.old_start,
+                        hunk.old_count,
+                        hunk.new_start,
+                        hunk.new_count
+                    ),
+                    (*start, *old, *start, *new)
+                );
                 assert_eq!(hunk.lines.len(), lines.len());
                 for (got_line, line) in hunk.lines.iter().zip(lines) {
                     let (kind, w) = match line {
@@ -83,7 +106,10 @@ fuzz_target!(|input: Input| {
                         Line::Remove(w) => (LineKind::Remove, w),
                         Line::Add(w) => (LineKind::Add, w),
                     };
-                    assert_eq!((got_line.kind, got_line.content.as_slice()), (kind, word(*w)));
+                    assert_eq!(
+                        (got_line.kind, got_line.content.as_slice()),
+                        (kind, word(*w))
+                    );
                 }
             }
         }
@@ -93,7 +119,10 @@ fuzz_target!(|input: Input| {
         let mut assembler = frontier::udiff::PatchAssembler::default();
         let mut cut_parser = parser.clone();
         frontier::contract::PushParser::push(&mut cut_parser, &text[..cut], &mut |e| {
-            confirmed += matches!(assembler.on_event(&e), Some(frontier::udiff::Assembled::Hunk(_))) as usize;
+            confirmed += matches!(
+                assembler.on_event(&e),
+                Some(frontier::udiff::Assembled::Hunk(_))
+            ) as usize;
         })
         .unwrap();
         // A hunk is confirmed one byte after its last line, so a cut confirms at most the
