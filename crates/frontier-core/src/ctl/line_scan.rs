@@ -1,4 +1,5 @@
-//! Where a header line's token characters stop, 16 bytes at a time, for the whole-line path.
+//! Where a header line's token characters stop, and where the lines of a short heredoc run
+//! begin, 16 bytes at a time.
 //!
 //! A `call` or `arg` line is a keyword, a token, SP, a token, LF. So the first two bytes after
 //! the keyword that are not token characters must be that SP and that LF, and the line is
@@ -8,6 +9,10 @@
 //! are scanned; a longer one is left to the machine's byte-by-byte path. (callgrind, the
 //! header-heavy benchmark fed whole: per-token loops 406 instructions a call; token and LF
 //! masks 391; the two separators found in the token mask alone 350.)
+//!
+//! A heredoc run of up to 64 bytes (a stream's chunk) is classified the same way: the LFs
+//! followed by the tag's first byte ([`lines_starting_with`]) are the only places its tag line
+//! can begin, and most chunks have none (`docs/performance.md`, "Extended CTL").
 
 /// The longest line (LF included) scanned; longer lines are stepped.
 pub(super) const SCANNED: usize = 64;

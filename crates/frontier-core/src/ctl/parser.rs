@@ -12,12 +12,15 @@
 //! carries what it does not use (`docs/performance.md`).
 //!
 //! Extended CTL's values are taken in runs too: an inline value up to its LF (`memchr`, within
-//! the line's budget), a heredoc body up to the next line that may be its tag line, found with
-//! a substring search for LF `TAG` LF (`memmem`, its searcher kept for the next heredoc with
-//! the same tag; the last line of a chunk is stepped when it may be the start of the tag
-//! line). The bytes a body line start holds back as a possible tag line are the tag's own
-//! bytes, so when the line departs from the tag they are emitted from the machine's copy of the
-//! tag: nothing of a body is buffered.
+//! the line's budget), a heredoc body up to the next line that may be its tag line, and the tag
+//! line with it when it is all there. In a long run that line is found with a substring search
+//! for LF `TAG` LF (`memmem`, its searcher kept for the next heredoc with the same tag); in a
+//! run of at most 64 bytes, a stream's chunk, from masks of its LFs and of the tag's first byte
+//! (`line_scan`), and such a chunk with no line in it beginning with that byte is taken before
+//! the chunk loop is entered. The last line of a chunk is stepped when it may be the start of
+//! the tag line. The bytes a body line start holds back as a possible tag line are the tag's
+//! own bytes, so when the line departs from the tag they are emitted from the machine's copy of
+//! the tag: nothing of a body is buffered.
 
 use memchr::memmem::Finder;
 
