@@ -6,13 +6,13 @@
 //! the temporary files and the directories made for them.
 //!
 //! Phase 2 puts the changes in place, in the order they were staged. Under
-//! [`OnFailure::Undo`] (all or nothing) every original is kept until the last step succeeded:
+//! `OnFailure::Undo` (all or nothing) every original is kept until the last step succeeded:
 //! before a file is replaced it is hard-linked to `.frontier-<pid>-<n>.orig` in its own
 //! directory (renamed there where the filesystem has no hard links), and a deleted file is
 //! renamed there instead of being unlinked. If a step fails, the steps already taken are undone
 //! in reverse (each original renamed back, each added file removed, the directories made for
 //! them removed); a path that cannot be restored is named in [`ApplyError::unrestored`]. Only
-//! when every step succeeded are the `.orig` files removed. Under [`OnFailure::Keep`] (Codex's
+//! when every step succeeded are the `.orig` files removed. Under `OnFailure::Keep` (Codex's
 //! behaviour) the steps are taken in order with no backup, and a failure keeps what was already
 //! done.
 

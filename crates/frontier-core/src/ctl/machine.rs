@@ -1239,7 +1239,7 @@ mod tests {
     }
 }
 
-/// [`CtlMachine`]'s [`Recognizer::Key`]: the node, and the line budget and byte counts clipped
+/// [`CtlMachine`]'s [`Recognizer::Key`](crate::recognizer::Recognizer::Key): the node, and the line budget and byte counts clipped
 /// to the horizon (a body of 3 bytes left and one of 3,000 differ only for longer strings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CtlKey {

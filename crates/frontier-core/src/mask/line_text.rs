@@ -4,7 +4,7 @@
 //! unified diff body line; a CTL id, name or key up to its SP or LF) allows almost every
 //! token made of that class: a walk of the trie from it visits most of the trie's nodes,
 //! milliseconds with a 200k vocabulary, and every new state met inside a run pays that once.
-//! The recogniser law of [`Recognizer::line_text`](crate::recognizer::Recognizer::line_text)
+//! The recogniser law of [`Recognizer::line_text`]
 //! says what such a state does with a token `t`:
 //!
 //! - `t` is made of the class: allowed exactly when it is viable for the state's
