@@ -139,6 +139,10 @@ pub struct CallAssembler {
     counting_data: bool,
     /// For such an argument: the bytes it may hold before the call crosses `max_bytes`.
     value_room: u64,
+    /// The bytes the current value may hold before a piece needs more than appending: the
+    /// buffer's capacity (a counted value's is its length), and for a value of unknown length
+    /// no more than `value_room`; zero once the call crossed a bound. One compare a piece.
+    fits: usize,
     key: String,
     body: BytesMut,
 }
@@ -189,21 +193,12 @@ impl CallAssembler {
                 self.key.push_str(key.as_str());
                 // `len` fits within `max_bytes`, checked just above.
                 self.body = BytesMut::with_capacity(len as usize);
+                self.fits = len as usize;
             }
             CtlEvent::ArgData(data) => {
-                if self.crossed.is_some() {
+                let held = self.body.len() + data.len();
+                if held > self.fits && !self.make_room(held) {
                     return Ok(None);
-                }
-                if self.counting_data {
-                    // The argument's count was checked at its start; only its bytes can cross.
-                    let held = self.body.len() + data.len();
-                    if held as u64 > self.value_room {
-                        self.cross_with_value(held);
-                        return Ok(None);
-                    }
-                    if self.body.capacity() - self.body.len() < data.len() {
-                        self.grow_value(data.len());
-                    }
                 }
                 self.body.extend_from_slice(data);
             }
@@ -250,11 +245,35 @@ impl CallAssembler {
         }
     }
 
+    /// A piece takes the current value to `held` bytes, past `fits`: whether
+    /// the value keeps it. Not when the call already crossed a bound, or this piece takes it
+    /// across `max_bytes` (only a value of unknown length can: a count was checked at its
+    /// start); else the buffer grows as needed.
+    #[inline(never)]
+    fn make_room(&mut self, held: usize) -> bool {
+        if self.crossed.is_some() {
+            return false;
+        }
+        if !self.counting_data {
+            // A counted value's pieces add up to its length: nothing to check or grow.
+            self.fits = held;
+            return true;
+        }
+        if held as u64 > self.value_room {
+            self.cross_with_value(held);
+            return false;
+        }
+        if self.body.capacity() < held {
+            self.grow_value(held - self.body.len());
+        }
+        self.fits = (self.body.capacity() as u64).min(self.value_room) as usize;
+        true
+    }
+
     /// Makes room for `more` bytes of a value of unknown length (extended CTL). Arriving in
     /// one piece, as a whole buffer brings it, the value gets one exact allocation; arriving in
     /// pieces (a stream, a decoder's bytes), it grows by at least what it holds and
     /// [`MIN_GROWTH`], so a 4 KiB value fed a byte at a time is two allocations, not ten.
-    #[inline(never)]
     fn grow_value(&mut self, more: usize) {
         if self.body.capacity() == 0 {
             self.body = BytesMut::with_capacity(more);
@@ -278,6 +297,7 @@ impl CallAssembler {
             call.args = Vec::new();
         }
         self.body = BytesMut::new();
+        self.fits = 0;
         self.key = String::new();
     }
 

@@ -98,6 +98,13 @@ impl Tag {
         self.len == other.len && self.bytes == other.bytes
     }
 
+    /// The tag's first byte, or zero for an empty tag (a heredoc's tag never is): a fixed
+    /// slot, read without the bounds check of [`as_bytes`](Self::as_bytes).
+    #[inline]
+    pub(super) fn first(&self) -> u8 {
+        self.bytes[0]
+    }
+
     /// The tag.
     #[inline]
     pub fn as_bytes(&self) -> &[u8] {

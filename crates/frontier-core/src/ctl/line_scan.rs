@@ -75,6 +75,59 @@ pub(super) fn lines_starting_with(bytes: &[u8], first: u8) -> u64 {
     lfs & firsts >> 1
 }
 
+/// Whether some line of `bytes` (its first [`SCANNED`] bytes) that begins after one of its
+/// LFs begins with `first`: [`lines_starting_with`] is not zero, for a chunk that must be
+/// classified but not searched (most chunks of a heredoc body). From 17 bytes on, each lane
+/// of LFs is compared with the lane one byte on for `first`, so a chunk is four fixed
+/// overlapping lanes and one mask, with no shifts and no bytes one by one.
+#[inline]
+pub(super) fn has_line_starting_with(bytes: &[u8], first: u8) -> bool {
+    let scanned = &bytes[..bytes.len().min(SCANNED)];
+    if scanned.len() <= 16 {
+        return lines_starting_with(scanned, first) != 0;
+    }
+    // An LF at `i` and `first` at `i + 1`, for `i` in `0..len - 1`: lanes of 17 bytes from
+    // 0, 16, 32 and 48, the later ones moved back to end at the chunk's last byte.
+    let last = scanned.len() - 17;
+    let lane = |k: usize| -> &[u8; 17] {
+        let start = (16 * k).min(last);
+        scanned[start..start + 17].try_into().unwrap_or(&[0; 17])
+    };
+    lf_then_byte(lane(0), first)
+        | lf_then_byte(lane(1), first)
+        | lf_then_byte(lane(2), first)
+        | lf_then_byte(lane(3), first)
+        != 0
+}
+
+/// Bit `i` set when `lane[i]` is an LF and `lane[i + 1]` is `byte`.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline]
+fn lf_then_byte(lane: &[u8; 17], byte: u8) -> u16 {
+    use safe_arch::{
+        cmp_eq_mask_i8_m128i, load_unaligned_m128i, move_mask_i8_m128i, set_splat_i8_m128i,
+    };
+    let at =
+        |start: usize| load_unaligned_m128i(lane[start..start + 16].try_into().unwrap_or(&[0; 16]));
+    let lfs = cmp_eq_mask_i8_m128i(at(0), set_splat_i8_m128i(b'\n' as i8));
+    let bytes = cmp_eq_mask_i8_m128i(at(1), set_splat_i8_m128i(byte as i8));
+    move_mask_i8_m128i(lfs & bytes) as u16
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[inline]
+fn lf_then_byte(lane: &[u8; 17], byte: u8) -> u16 {
+    lf_then_byte_portable(lane, byte)
+}
+
+/// [`lf_then_byte`] a byte at a time: other targets, and the SSE2 version's reference.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+fn lf_then_byte_portable(lane: &[u8; 17], byte: u8) -> u16 {
+    lane.windows(2).enumerate().fold(0, |mask, (i, pair)| {
+        mask | ((pair == [b'\n', byte]) as u16) << i
+    })
+}
+
 /// The 16 bytes of `bytes` from `start`, zero-padded past its end (a zero byte is in no class).
 #[inline]
 fn lane_at(bytes: &[u8], start: usize) -> [u8; 16] {
@@ -202,6 +255,34 @@ mod tests {
             1 | 1 << 14 | 1 << 40
         );
         assert_eq!(lines_starting_with(b"", b'E'), 0);
+    }
+
+    #[test]
+    fn a_line_starting_with_the_byte_is_found_in_every_length_and_place() {
+        let lane: [u8; 17] = std::array::from_fn(|i| [b'\n', b'E', b'x'][i % 3]);
+        assert_eq!(
+            lf_then_byte(&lane, b'E'),
+            lf_then_byte_portable(&lane, b'E')
+        );
+        assert_ne!(lf_then_byte(&lane, b'E'), 0);
+        for len in 0..=SCANNED + 8 {
+            let mut bytes = vec![b'x'; len];
+            assert!(!has_line_starting_with(&bytes, b'E'), "{len}: none");
+            // Each pair an LF then `E` can occupy, and the near misses around it.
+            for at in 0..len.saturating_sub(1) {
+                bytes[at] = b'\n';
+                bytes[at + 1] = b'E';
+                let expected = lines_starting_with(&bytes, b'E') != 0;
+                assert_eq!(expected, at + 1 < SCANNED, "{len} {at}");
+                assert_eq!(has_line_starting_with(&bytes, b'E'), expected, "{len} {at}");
+                bytes[at + 1] = b'\n';
+                assert!(!has_line_starting_with(&bytes, b'E'), "{len} {at}: LF LF");
+                bytes[at] = b'E';
+                assert!(!has_line_starting_with(&bytes, b'E'), "{len} {at}: E LF");
+                bytes[at] = b'x';
+                bytes[at + 1] = b'x';
+            }
+        }
     }
 
     #[test]

@@ -873,10 +873,7 @@ impl CtlMachine {
             && !text.is_empty()
             && text.len() <= line_scan::SCANNED
             && self.count > text.len() as u64
-            && line_scan::lines_starting_with(
-                text,
-                self.tag.as_bytes().first().copied().unwrap_or(b'\n'),
-            ) == 0;
+            && !line_scan::has_line_starting_with(text, self.tag.first());
         if takes {
             self.count -= text.len() as u64;
             self.consumed += text.len() as u64;
@@ -896,7 +893,7 @@ impl CtlMachine {
     pub(super) fn departs_at_line_start(&self, bytes: &[u8]) -> bool {
         self.node == Node::HereLine
             && self.tag.held().is_empty()
-            && matches!((bytes.first(), self.tag.as_bytes().first()), (Some(b), Some(t)) if b != t)
+            && matches!(bytes.first(), Some(&b) if b != self.tag.first())
     }
 
     /// [`take_line`](Self::take_line) for an inline `arg` line (extended): `arg`, the key up to
