@@ -100,32 +100,12 @@ pub(super) fn has_line_starting_with(bytes: &[u8], first: u8) -> bool {
         != 0
 }
 
-/// Bit `i` set when `lane[i]` is an LF and `lane[i + 1]` is `byte`.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+/// Bit `i` set when `lane[i]` is an LF and `lane[i + 1]` is `byte`: the lane's LFs and the
+/// lane one byte on's `byte`s.
 #[inline]
 fn lf_then_byte(lane: &[u8; 17], byte: u8) -> u16 {
-    use safe_arch::{
-        cmp_eq_mask_i8_m128i, load_unaligned_m128i, move_mask_i8_m128i, set_splat_i8_m128i,
-    };
-    let at =
-        |start: usize| load_unaligned_m128i(lane[start..start + 16].try_into().unwrap_or(&[0; 16]));
-    let lfs = cmp_eq_mask_i8_m128i(at(0), set_splat_i8_m128i(b'\n' as i8));
-    let bytes = cmp_eq_mask_i8_m128i(at(1), set_splat_i8_m128i(byte as i8));
-    move_mask_i8_m128i(lfs & bytes) as u16
-}
-
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-#[inline]
-fn lf_then_byte(lane: &[u8; 17], byte: u8) -> u16 {
-    lf_then_byte_portable(lane, byte)
-}
-
-/// [`lf_then_byte`] a byte at a time: other targets, and the SSE2 version's reference.
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
-fn lf_then_byte_portable(lane: &[u8; 17], byte: u8) -> u16 {
-    lane.windows(2).enumerate().fold(0, |mask, (i, pair)| {
-        mask | ((pair == [b'\n', byte]) as u16) << i
-    })
+    let (lfs, next) = (lane[..16].try_into(), lane[1..].try_into());
+    eq_lane_mask(lfs.unwrap_or(&[0; 16]), b'\n') & eq_lane_mask(next.unwrap_or(&[0; 16]), byte)
 }
 
 /// The 16 bytes of `bytes` from `start`, zero-padded past its end (a zero byte is in no class).
@@ -260,11 +240,7 @@ mod tests {
     #[test]
     fn a_line_starting_with_the_byte_is_found_in_every_length_and_place() {
         let lane: [u8; 17] = std::array::from_fn(|i| [b'\n', b'E', b'x'][i % 3]);
-        assert_eq!(
-            lf_then_byte(&lane, b'E'),
-            lf_then_byte_portable(&lane, b'E')
-        );
-        assert_ne!(lf_then_byte(&lane, b'E'), 0);
+        assert_eq!(lf_then_byte(&lane, b'E'), 0b1001001001001001);
         for len in 0..=SCANNED + 8 {
             let mut bytes = vec![b'x'; len];
             assert!(!has_line_starting_with(&bytes, b'E'), "{len}: none");
