@@ -3,9 +3,11 @@
 
 use std::path::Path;
 
+use frontier::language::CtlMode;
 use frontier::streams::{
     Api, Arguments, Call, Event, Format, Limits, StreamErrorKind, StreamReader, Summary,
 };
+use frontier::ErrorKind;
 
 fn corpus(path: &str) -> Vec<u8> {
     std::fs::read(
@@ -204,8 +206,7 @@ fn limits_bound_lines_calls_and_text_with_clear_errors() {
         ),
     ] {
         for chunk in [1, body.len()] {
-            let mut reader =
-                StreamReader::with_options(Api::OpenAiChat, Format::Sse, limits, false);
+            let mut reader = StreamReader::with_options(Api::OpenAiChat, Format::Sse, limits, None);
             let mut failed = None;
             for piece in body.as_bytes().chunks(chunk) {
                 if let Err(e) = reader.push(piece, &mut |_| {}) {
@@ -419,4 +420,61 @@ fn recorded_streams_give_their_normalised_usage() {
             assert_eq!(&got, want, "{path} by {chunk}");
         }
     }
+}
+
+/// Reads `bytes` whole with the answer text read as CTL in `mode`: the confirmed CTL calls (id
+/// and arguments) and the summary.
+fn read_ctl(bytes: &[u8], mode: CtlMode) -> (Vec<(String, Arguments)>, Summary) {
+    let mut reader =
+        StreamReader::with_options(Api::OpenAiChat, Format::Sse, Limits::default(), Some(mode));
+    let mut calls = Vec::new();
+    let mut on_event = |e: Event<'_>| {
+        if let Event::Call(call) = e {
+            calls.push((call.id.clone(), call.arguments.clone()));
+        }
+    };
+    let _ = reader.push(bytes, &mut on_event);
+    let summary = reader.finish(&mut on_event);
+    (calls, summary)
+}
+
+#[test]
+fn extended_ctl_text_cut_anywhere_confirms_exactly_the_calls_whose_end_line_arrived() {
+    let stream = corpus("openai-chat/ctl_extended_text.sse");
+    let (full, summary) = read_ctl(&stream, CtlMode::Extended);
+    assert_eq!(summary.error, None);
+    assert_eq!(full.len(), 2);
+    let Arguments::Ctl(args) = &full[0].1 else {
+        panic!("{:?}", full[0].1)
+    };
+    // The heredoc's lines that only look like its tag stay content.
+    assert_eq!(
+        args[1],
+        (
+            "content".to_owned(),
+            bytes::Bytes::from_static(b"# Todo\nEOFX is not the tag\n  EOF indented is content\n")
+        )
+    );
+    for cut in 0..=stream.len() {
+        let (calls, summary) = read_ctl(&stream[..cut], CtlMode::Extended);
+        // Independently of the parser: a call is complete once a whole `end` line arrived.
+        let ended = summary
+            .text
+            .split_inclusive('\n')
+            .filter(|l| *l == "end\n")
+            .count();
+        assert_eq!(calls, full[..ended], "cut at {cut}");
+        assert_eq!(summary.error, None, "cut at {cut}");
+    }
+    // Read as strict CTL, the same text is refused at its first inline value, with the
+    // parser's error kept whole.
+    let (calls, summary) = read_ctl(&stream, CtlMode::Strict);
+    assert!(calls.is_empty());
+    let error = summary.error.unwrap();
+    assert_eq!(error.kind, StreamErrorKind::NotCtl);
+    let ctl = error.ctl.unwrap();
+    assert_eq!(
+        (ctl.offset, ctl.byte, ctl.kind.as_str()),
+        (28, b'=', "unexpected_byte")
+    );
 }

@@ -278,6 +278,25 @@ fn usage_errors_exit_2() {
         b"",
     );
     assert_eq!(status, 2, "{stderr}");
+    let (status, _, stderr) = run(
+        ["stream", "--api", "openai-chat", "--mode", "extended", "-"],
+        b"",
+    );
+    assert_eq!(status, 2, "--mode needs --ctl: {stderr}");
+    let (status, _, stderr) = run(
+        [
+            "stream",
+            "--api",
+            "openai-chat",
+            "--ctl",
+            "--mode",
+            "bogus",
+            "-",
+        ],
+        b"",
+    );
+    assert_eq!(status, 2);
+    assert!(stderr.contains("unknown mode \"bogus\""), "{stderr}");
 }
 
 #[test]

@@ -22,12 +22,14 @@ use frontier::apply::{PatchStream, Policy, Workspace};
 use frontier::apply_patch::{PatchErrorKind, PatchEvent};
 use frontier::contract::Verdict;
 use frontier::event::BytesJson;
+use frontier::language::CtlMode;
 use frontier::streams::patch::PatchInput;
 use frontier::streams::{
     Api, Arguments, Call, CallKind, Event, Format, Limits, PartialCall, StreamError, StreamReader,
     Summary,
 };
 
+use super::check::ErrorReport;
 use super::{bounds, display, input};
 
 /// `--api`.
@@ -68,6 +70,10 @@ pub struct Args {
     /// The text deltas are a CTL stream: print its calls (kind "ctl").
     #[arg(long)]
     ctl: bool,
+    /// With --ctl, the CTL mode: strict (the default) or extended (inline and heredoc
+    /// arguments too, as `frontier run` teaches a real model).
+    #[arg(long, requires = "ctl")]
+    mode: Option<String>,
     /// Apply confirmed apply_patch calls under --root with the safe policy.
     #[arg(long, requires = "root")]
     apply: bool,
@@ -99,7 +105,12 @@ pub fn run(args: Args) -> Result<i32, String> {
         }),
         None => None,
     };
-    let mut reader = StreamReader::with_options(api, format, Limits::default(), args.ctl);
+    let ctl = match (args.ctl, &args.mode) {
+        (false, _) => None,
+        (true, Some(name)) => Some(CtlMode::from_name(name).map_err(|e| e.to_string())?),
+        (true, None) => Some(CtlMode::default()),
+    };
+    let mut reader = StreamReader::with_options(api, format, Limits::default(), ctl);
     let stdout = std::io::stdout();
     let mut printer = Printer {
         out: BufWriter::new(stdout.lock()),
@@ -206,8 +217,15 @@ fn partial_json(call: &PartialCall) -> Value {
     Value::Object(entry)
 }
 
+/// The error of the last line; with `--ctl`, a parser's error in the text also as `check`
+/// prints it (its offset in the text, the byte, the CTL kind).
 fn error_json(error: &StreamError) -> Value {
-    json!({"kind": error.kind.name(), "offset": error.offset, "message": error.message})
+    let mut entry =
+        json!({"kind": error.kind.name(), "offset": error.offset, "message": error.message});
+    if let Some(ctl) = &error.ctl {
+        entry["ctl"] = json!(ErrorReport::of(ctl));
+    }
+    entry
 }
 
 /// The last line.

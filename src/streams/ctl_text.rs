@@ -1,10 +1,11 @@
 //! `--ctl`: the answer text of a provider stream read as a CTL stream (`ctl.md`), so that a
 //! model told to write CTL through a provider's API is confirmed call by call as in `frontier
-//! calls`. The text outside `<think>` blocks goes into the strict CTL parser and its call
-//! assembler; a call is confirmed by its `end` line.
+//! calls`. The text outside `<think>` blocks goes into the CTL parser of the mode asked for
+//! (strict, or extended: what `frontier run` teaches a real model) and its call assembler; a
+//! call is confirmed by its `end` line.
 
-use frontier_core::contract::{PushParser, Verdict};
-use frontier_core::ctl::{CallAssembler, CtlParser};
+use frontier_core::contract::{ParseError, PushParser, Verdict};
+use frontier_core::ctl::{CallAssembler, CtlErrorKind, CtlMode, CtlParser, Limits};
 
 use super::call::{Arguments, Call, CallKind, PartialCall};
 
@@ -15,10 +16,28 @@ pub struct CtlText {
     assembler: CallAssembler,
 }
 
+/// Why a stream's text is not CTL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotCtl {
+    /// The parser's error (offset in the text, byte, kind); `None` when the text is CTL but a
+    /// call is over the assembler's bounds.
+    pub error: Option<ParseError<CtlErrorKind>>,
+    /// For people: what and where in the text.
+    pub message: String,
+}
+
 impl CtlText {
+    /// A parser of CTL text in `mode`, with the default limits.
+    pub fn new(mode: CtlMode) -> CtlText {
+        CtlText {
+            parser: CtlParser::with_mode(Limits::default(), mode),
+            assembler: CallAssembler::default(),
+        }
+    }
+
     /// Pushes answer text; each call it confirms goes to `on_call`. `Err` when the text is
-    /// not CTL (or a call is over the assembler's bounds): the message says where in the text.
-    pub fn push(&mut self, text: &[u8], on_call: &mut dyn FnMut(Call)) -> Result<(), String> {
+    /// not CTL (or a call is over the assembler's bounds).
+    pub fn push(&mut self, text: &[u8], on_call: &mut dyn FnMut(Call)) -> Result<(), NotCtl> {
         let assembler = &mut self.assembler;
         let mut too_large = None;
         let pushed = self
@@ -36,10 +55,16 @@ impl CtlText {
                 }
             });
         match (pushed, too_large) {
-            (Err(e), _) => Err(format!(
-                "the CTL text: {e} of the answer (the text outside <think> blocks)"
-            )),
-            (Ok(()), Some(e)) => Err(format!("the CTL text: {e}")),
+            (Err(e), _) => Err(NotCtl {
+                error: Some(e),
+                message: format!(
+                    "the CTL text: {e} of the answer (the text outside <think> blocks)"
+                ),
+            }),
+            (Ok(()), Some(e)) => Err(NotCtl {
+                error: None,
+                message: format!("the CTL text: {e}"),
+            }),
             (Ok(()), None) => Ok(()),
         }
     }

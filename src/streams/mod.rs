@@ -73,6 +73,9 @@ use std::borrow::Cow;
 use std::fmt;
 use std::ops::ControlFlow;
 
+use frontier_core::contract::ParseError;
+use frontier_core::ctl::{CtlErrorKind, CtlMode};
+
 pub use call::{Arguments, Call, CallKind, PartialCall};
 pub use turn::{Event, Limits, Summary};
 pub use usage::Usage;
@@ -171,6 +174,9 @@ pub struct StreamError {
     pub offset: u64,
     /// For people.
     pub message: String,
+    /// For [`StreamErrorKind::NotCtl`] from the parser: its error, at an offset in the answer
+    /// text (the text outside `<think>` blocks), with the byte and the CTL kind.
+    pub ctl: Option<ParseError<CtlErrorKind>>,
 }
 
 impl fmt::Display for StreamError {
@@ -237,12 +243,17 @@ pub struct StreamReader {
 impl StreamReader {
     /// A reader of `api` in `format`, with the default [`Limits`].
     pub fn new(api: Api, format: Format) -> StreamReader {
-        StreamReader::with_options(api, format, Limits::default(), false)
+        StreamReader::with_options(api, format, Limits::default(), None)
     }
 
-    /// A reader within `limits`; with `ctl`, the answer text is also read as a CTL stream and
-    /// its calls confirmed as CTL calls.
-    pub fn with_options(api: Api, format: Format, limits: Limits, ctl: bool) -> StreamReader {
+    /// A reader within `limits`; with `ctl`, the answer text is also read as a CTL stream in
+    /// that mode and its calls confirmed as CTL calls.
+    pub fn with_options(
+        api: Api,
+        format: Format,
+        limits: Limits,
+        ctl: Option<CtlMode>,
+    ) -> StreamReader {
         let framing = match format {
             Format::Sse => Framing::Sse(sse::SseReader::with_max(limits.max_line).strict()),
             Format::Jsonl => Framing::Jsonl(jsonl::LineReader::with_max(limits.max_line)),
@@ -355,6 +366,7 @@ fn sse_error(e: sse::SseError) -> StreamError {
         kind,
         offset: e.offset,
         message: e.message(),
+        ctl: None,
     }
 }
 
@@ -363,6 +375,7 @@ fn line_error(e: jsonl::LineTooLong) -> StreamError {
         kind: StreamErrorKind::LineTooLong,
         offset: e.offset,
         message: format!("a line longer than {} bytes", e.max),
+        ctl: None,
     }
 }
 

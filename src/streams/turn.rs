@@ -11,6 +11,7 @@ use super::think::{Side, ThinkSplitter};
 use super::usage::Usage;
 use super::Api;
 use super::{StreamError, StreamErrorKind};
+use frontier_core::ctl::CtlMode;
 
 /// The bounds of a reader. Every buffer it holds is under one of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,8 +143,8 @@ impl Split {
 }
 
 impl Turn {
-    /// A turn within `limits`; with `ctl`, the answer text is a CTL stream.
-    pub fn new(limits: Limits, ctl: bool) -> Turn {
+    /// A turn within `limits`; with `ctl`, the answer text is a CTL stream in that mode.
+    pub fn new(limits: Limits, ctl: Option<CtlMode>) -> Turn {
         Turn {
             limits,
             summary: Summary::default(),
@@ -151,7 +152,7 @@ impl Turn {
             offset: 0,
             think: ThinkSplitter::default(),
             split: Split::default(),
-            ctl: ctl.then(CtlText::default),
+            ctl: ctl.map(CtlText::new),
         }
     }
 
@@ -161,6 +162,7 @@ impl Turn {
             kind,
             offset: self.offset,
             message: message.into(),
+            ctl: None,
         }
     }
 
@@ -207,10 +209,11 @@ impl Turn {
             return Ok(());
         }
         ctl.push(answer, &mut |call| on_event(Event::Call(&call)))
-            .map_err(|message| StreamError {
+            .map_err(|not_ctl| StreamError {
                 kind: StreamErrorKind::NotCtl,
                 offset: self.offset,
-                message,
+                message: not_ctl.message,
+                ctl: not_ctl.error,
             })
     }
 

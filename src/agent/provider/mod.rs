@@ -274,7 +274,7 @@ impl Client {
         stop: &dyn Fn() -> bool,
     ) -> NativeTurn {
         let mut reader =
-            StreamReader::with_options(self.config.api, Format::Sse, self.config.limits, false);
+            StreamReader::with_options(self.config.api, Format::Sse, self.config.limits, None);
         let mut dropped = None;
         loop {
             match exchange.next(self.config.read_timeout) {
