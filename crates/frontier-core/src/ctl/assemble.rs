@@ -439,6 +439,72 @@ mod tests {
     }
 
     #[test]
+    fn the_byte_bound_holds_exactly_whatever_the_forms_and_the_pieces() {
+        // 3 inline + 5 heredoc + 2 counted = 10 argument bytes; a long heredoc after it grows
+        // its buffer past `MIN_GROWTH` several times.
+        let long: Vec<u8> = (0..9_999u32).map(|i| b"ab\n"[i as usize % 3]).collect();
+        let mut stream =
+            b"call c1 w\narg a = abc\narg b <<EOF\ndefg\nEOF\narg c 2\nhiend\n".to_vec();
+        stream.extend_from_slice(b"call c2 w\narg d <<EOF\n");
+        stream.extend_from_slice(&long);
+        stream.extend_from_slice(b"EOF\nend\n");
+        for max_bytes in [0, 1, 3, 4, 8, 9, 10, 11, 9_998, 9_999, 10_000] {
+            for chunk in [1, 2, 5, 7, 64, stream.len()] {
+                let bounds = CallBounds {
+                    max_args: 10,
+                    max_bytes,
+                };
+                let mut parser =
+                    CtlParser::with_mode(Limits::default(), crate::ctl::CtlMode::Extended);
+                let mut assembler = CallAssembler::new(bounds);
+                let (mut out, mut peak) = (Vec::new(), 0);
+                for piece in stream.chunks(chunk) {
+                    parser
+                        .push(piece, &mut |e| {
+                            out.extend(assembler.on_event(&e).transpose());
+                            let kept = assembler.current.iter().flat_map(|c| &c.args);
+                            let held =
+                                assembler.body.len() + kept.map(|(_, v)| v.len()).sum::<usize>();
+                            peak = peak.max(held);
+                        })
+                        .unwrap();
+                }
+                let at = format!("max_bytes {max_bytes}, chunks of {chunk}");
+                assert_eq!(out.len(), 2, "{at}: {out:?}");
+                assert!(peak as u64 <= max_bytes, "{at}: held {peak}");
+                if max_bytes >= 10 {
+                    let call = out[0].as_ref().unwrap();
+                    let args: Vec<_> = call
+                        .args
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_ref()))
+                        .collect();
+                    assert_eq!(
+                        args,
+                        [("a", &b"abc"[..]), ("b", b"defg\n"), ("c", b"hi")],
+                        "{at}"
+                    );
+                } else {
+                    let refused = out[0].as_ref().unwrap_err();
+                    assert!(
+                        matches!(refused.crossed, Crossed::Bytes { max, .. } if max == max_bytes),
+                        "{at}"
+                    );
+                }
+                if max_bytes >= 9_999 {
+                    assert_eq!(
+                        out[1].as_ref().unwrap().arg("d").unwrap().as_ref(),
+                        &long[..],
+                        "{at}"
+                    );
+                } else {
+                    assert!(out[1].is_err(), "{at}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_cut_call_over_the_bound_is_in_progress_without_its_arguments() {
         let mut assembler = CallAssembler::new(CallBounds {
             max_args: 1,
