@@ -261,42 +261,36 @@ fn a_data_line_over_the_limit_is_an_error_with_its_offset_and_earlier_calls_stay
 
 #[test]
 fn usage_errors_exit_2() {
-    let (status, _, _) = run(["stream", "--api", "gemini", "-"], b"");
-    assert_eq!(status, 2);
-    let (status, _, _) = run(["stream", "--api", "openai-chat", "--apply", "-"], b"");
-    assert_eq!(status, 2, "--apply needs --root");
-    let (status, _, stderr) = run(
-        [
-            "stream",
-            "--api",
-            "openai-chat",
-            "--apply",
-            "--root",
-            "/nonexistent/x",
-            "-",
-        ],
-        b"",
-    );
-    assert_eq!(status, 2, "{stderr}");
-    let (status, _, stderr) = run(
-        ["stream", "--api", "openai-chat", "--mode", "extended", "-"],
-        b"",
-    );
-    assert_eq!(status, 2, "--mode needs --ctl: {stderr}");
-    let (status, _, stderr) = run(
-        [
-            "stream",
-            "--api",
-            "openai-chat",
-            "--ctl",
-            "--mode",
-            "bogus",
-            "-",
-        ],
-        b"",
-    );
-    assert_eq!(status, 2);
-    assert!(stderr.contains("unknown mode \"bogus\""), "{stderr}");
+    let cases: [(&[&str], &str); 5] = [
+        (&["--api", "gemini"], "an unknown API"),
+        (&["--api", "openai-chat", "--apply"], "--apply needs --root"),
+        (
+            &[
+                "--api",
+                "openai-chat",
+                "--apply",
+                "--root",
+                "/nonexistent/x",
+            ],
+            "a root that does not exist",
+        ),
+        (
+            &["--api", "openai-chat", "--mode", "extended"],
+            "--mode needs --ctl",
+        ),
+        (
+            &["--api", "openai-chat", "--ctl", "--mode", "bogus"],
+            "an unknown mode",
+        ),
+    ];
+    for (args, why) in cases {
+        let all = ["stream"].iter().chain(args).chain(&["-"]);
+        let (status, _, stderr) = run(all, b"");
+        assert_eq!(status, 2, "{why}: {stderr}");
+        if why == "an unknown mode" {
+            assert!(stderr.contains("unknown mode \"bogus\""), "{stderr}");
+        }
+    }
 }
 
 #[test]
