@@ -96,10 +96,33 @@ fn policy_codex_reproduces_every_scenario_through_the_binary() {
 }
 
 #[test]
-fn padded_markers_apply_with_policy_codex_or_mode_codex() {
+fn the_default_safe_policy_reproduces_every_scenario_but_015_through_the_binary() {
+    let mut names: Vec<String> = fs::read_dir(scenarios_dir())
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 23);
+    for name in &names {
+        let (code, err, got, expected) = scenario(name, &[]);
+        if name == "015_failure_after_partial_success_leaves_changes" {
+            let mut input = files(&scenarios_dir().join(name).join("input"));
+            input.sort();
+            assert_eq!((code, got), (1, input), "{name}: atomic, nothing changed");
+        } else {
+            assert_eq!(got, expected, "{name}: {err}");
+        }
+    }
+}
+
+#[test]
+fn padded_markers_apply_by_default_and_with_policy_codex_or_mode_codex() {
     for name in PADDED {
         for args in [
-            &["--policy", "codex"][..],
+            &[][..],
+            &["--policy", "codex"],
             &["--policy", "codex", "--mode", "codex"],
             &["--mode", "codex"],
         ] {
@@ -112,7 +135,10 @@ fn padded_markers_apply_with_policy_codex_or_mode_codex() {
 #[test]
 fn the_strict_mode_still_refuses_padded_markers() {
     for name in PADDED {
-        for args in [&[][..], &["--policy", "codex", "--mode", "strict"]] {
+        for args in [
+            &["--mode", "strict"][..],
+            &["--policy", "codex", "--mode", "strict"],
+        ] {
             let (code, err, got, _) = scenario(name, args);
             let mut input = files(&scenarios_dir().join(name).join("input"));
             input.sort();

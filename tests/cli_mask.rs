@@ -71,7 +71,11 @@ fn check_steps(out: &Output, expected: &[(u64, bool, String)]) {
         assert_eq!(line["sha256"], hex.as_str(), "step {i}");
     }
     let summary = &lines.last().unwrap()["summary"];
-    assert_eq!(summary["steps"], expected.len() as u64);
+    assert_eq!(
+        summary["steps"],
+        expected.len() as u64 - 1,
+        "the tokens consumed"
+    );
     for key in ["p50_us", "p99_us", "p999_us", "max_us"] {
         assert!(summary[key].as_f64().unwrap() >= 0.0, "{key}");
     }
@@ -106,8 +110,31 @@ fn every_step_agrees_with_the_library_for_each_language() {
         assert_eq!(by_text.status.code(), Some(0));
         check_steps(&by_text, &want);
         let last = lines(&out).pop().unwrap();
-        assert_eq!(last["summary"]["steps"], tokens.len() as u64 + 1);
+        assert_eq!(last["summary"]["steps"], tokens.len() as u64);
+        // `-` is standard input, for the ids and for the text.
+        for (flag, stdin) in [
+            ("--token-ids", serde_json::to_string(&tokens).unwrap()),
+            ("--text", text.clone()),
+        ] {
+            let piped = with_stdin(&[&args[..], &[flag, "-"]].concat(), stdin.as_bytes());
+            assert_eq!(piped.status.code(), Some(0), "{lang} {flag} -: {piped:?}");
+            check_steps(&piped, &want);
+        }
     }
+}
+
+fn with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 #[test]
@@ -135,7 +162,7 @@ fn a_refused_token_is_named_and_stops_the_run() {
     );
     let lines = lines(&out);
     assert_eq!(lines.len(), good + 2, "steps 0..={good} and the summary");
-    assert_eq!(lines.last().unwrap()["summary"]["steps"], good as u64 + 1);
+    assert_eq!(lines.last().unwrap()["summary"]["steps"], good as u64);
 
     // An id past the vocabulary, and EOS too early.
     let eos = vocab.eos()[0];

@@ -56,6 +56,26 @@ fn every_shipped_case_prints_its_expected_line() {
 }
 
 #[test]
+fn a_case_on_standard_input_is_read_for_a_dash() {
+    let offload = corpus().join("offload.json");
+    let (_, from_file, _) = run(
+        ["context".as_ref(), "apply".as_ref(), offload.as_os_str()],
+        b"",
+    );
+    let text = std::fs::read(&offload).unwrap();
+    let (code, piped, err) = run(["context", "apply", "-"], &text);
+    assert_eq!(code, 0, "{err}");
+    let (mut file_line, mut piped_line): (Value, Value) = (
+        serde_json::from_str(&from_file).unwrap(),
+        serde_json::from_str(&piped).unwrap(),
+    );
+    assert_eq!(piped_line["case"], "-");
+    file_line["case"] = Value::Null;
+    piped_line["case"] = Value::Null;
+    assert_eq!(piped_line, file_line);
+}
+
+#[test]
 fn several_cases_one_line_each_in_order_and_a_bad_case_file_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.json");
@@ -299,4 +319,61 @@ fn the_shipped_sample_run_is_what_the_engine_writes() {
         }
     }
     assert_eq!(files(&shipped), files(dir.path()));
+}
+
+#[test]
+fn a_calls_prompt_tokens_calibrate_the_estimate_and_a_count_of_zero_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e = engine(dir.path());
+    e.ingest(Message::System { text: "sys".into() }).unwrap();
+    e.ingest(user("a question long enough to count for something"))
+        .unwrap();
+    let raw = e.budget().used;
+    assert!(raw > 0);
+    // No count, then 0: the raw estimate.
+    e.record_llm_call("m", &serde_json::json!({})).unwrap();
+    e.record_llm_call("m", &serde_json::json!({"prompt_tokens": 0}))
+        .unwrap();
+    assert_eq!(e.budget().used, raw);
+    // Ten times the estimate: clamped to twice.
+    e.record_llm_call("m", &serde_json::json!({"prompt_tokens": raw * 10}))
+        .unwrap();
+    assert_eq!(e.budget().used, raw * 2);
+    // A later 0 or a call without a count keeps the last calibration.
+    e.record_llm_call("m", &serde_json::json!({"prompt_tokens": 0}))
+        .unwrap();
+    e.record_llm_call("m", &serde_json::json!({})).unwrap();
+    assert_eq!(e.budget().used, raw * 2);
+}
+
+#[test]
+fn a_counter_below_the_blocks_numbers_never_makes_a_second_block_of_one_id() {
+    let block = |id: &str, role: &str, kind: &str, text: &str| serde_json::json!({"id": id, "role": role, "kind": kind, "content": text});
+    let case = serde_json::json!({
+        "blocks": [
+            block("user_001", "user", "user_message", "first"),
+            block("assistant_002", "assistant", "assistant_message", "a long answer to compact"),
+            block("summary_003", "runtime", "summary", "an older summary"),
+            block("user_004", "user", "user_message", "second"),
+        ],
+        "id_counter": 2,
+        "args": {"reason": "r", "operations": [{"op": "compact", "ids": ["assistant_002"],
+            "description": "d", "content": "c", "preserve": ["p"], "drop": []}]},
+    });
+    let line = frontier::context::case::run("c", &case.to_string(), 16_000).unwrap();
+    assert_eq!(line["ok"], true, "{line}");
+    assert_eq!(
+        line["created_block_ids"],
+        serde_json::json!(["summary_004"])
+    );
+    let ids: Vec<&str> = line["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len(), "{ids:?}");
 }

@@ -95,16 +95,21 @@ fn an_empty_line_after_a_hunk_is_garbage_in_git_mode_and_an_overrun_in_strict() 
 }
 
 #[test]
-fn a_backslash_line_in_the_middle_is_refused() {
+fn a_backslash_line_may_follow_any_body_line_but_not_another() {
+    // In the middle of a hunk, with both sides still owed: read as `git apply --numstat`
+    // reads it (the line before it flagged), and the hunk goes on.
     let input = diff(b"@@ -1,2 +1,2 @@\n-a\n\\ No newline at end of file\n-b\n+a\n+b\n");
-    let bs = at(&input, b"\\");
-    for mode in [Mode::Strict, Mode::Git] {
-        assert_eq!(
-            outcome(mode, &input),
-            ("error", Some((bs, "misplaced_no_newline")))
-        );
+    for mode in [Mode::Strict, Mode::Git, Mode::Recount] {
+        assert_eq!(outcome(mode, &input), ("complete", None), "{mode:?}");
+        let (files, _) = parse_all(parser(mode), &input);
+        let flags: Vec<_> = files[0].hunks[0]
+            .lines
+            .iter()
+            .map(|l| l.no_newline)
+            .collect();
+        assert_eq!(flags, [true, false, false, false], "{mode:?}");
     }
-    // After the last line of each side it is fine, and flags that line.
+    // After the last line of each side, and flags that line.
     let input =
         diff(b"@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n");
     let (files, o) = parse_all(parser(Mode::Strict), &input);
@@ -115,12 +120,24 @@ fn a_backslash_line_in_the_middle_is_refused() {
         .map(|l| l.no_newline)
         .collect();
     assert_eq!(flags, [true, true]);
-    // A second `\` line is not.
+    // A second `\` line in a row is not, and neither is one before the first body line.
     let input = diff(b"@@ -1 +1 @@\n-a\n+b\n\\ x\n\\ y\n");
     assert_eq!(
         outcome(Mode::Git, &input),
         ("error", Some((at(&input, b"\\ y"), "misplaced_no_newline")))
     );
+    let input = diff(b"@@ -1,2 +1,2 @@\n-a\n\\ x\n\\ y\n");
+    assert_eq!(
+        outcome(Mode::Strict, &input),
+        ("error", Some((at(&input, b"\\ y"), "misplaced_no_newline")))
+    );
+    let input = diff(b"@@ -1 +1 @@\n\\ x\n-a\n+b\n");
+    for mode in [Mode::Strict, Mode::Git] {
+        assert_eq!(
+            outcome(mode, &input),
+            ("error", Some((at(&input, b"\\"), "misplaced_no_newline")))
+        );
+    }
 }
 
 #[test]
@@ -249,8 +266,18 @@ fn the_allowed_set_follows_the_counts() {
     );
     assert!(!both.contains(b'\\'), "no body line yet");
     p.push(b" a\n", &mut |_| {}).unwrap();
-    // Only the old side is owed now; `\` may follow the last new-side line.
+    // Only the old side is owed now; `\` may follow the body line.
     assert_eq!(p.allowed().iter().collect::<Vec<_>>(), b"-\\".to_vec());
+    let mut p = parser(Mode::Strict);
+    p.push(&diff(b"@@ -1,2 +1,2 @@\n a\n"), &mut |_| {})
+        .unwrap();
+    // Both still owed, right after a body line: the body starts and `\`.
+    assert_eq!(p.allowed().iter().collect::<Vec<_>>(), b"\n +-\\".to_vec());
+    p.push(b"\\ No newline at end of file\n", &mut |_| {})
+        .unwrap();
+    assert_eq!(p.allowed().iter().collect::<Vec<_>>(), b"\n +-".to_vec());
+    let mut p = parser(Mode::Strict);
+    p.push(&diff(b"@@ -1,2 +1 @@\n a\n"), &mut |_| {}).unwrap();
     p.push(b"-b\n", &mut |_| {}).unwrap();
     // Both met: `\`, a new hunk, a new file patch (strict: no garbage).
     assert_eq!(p.allowed().iter().collect::<Vec<_>>(), b"-@\\d".to_vec());

@@ -44,8 +44,8 @@ pub struct Args {
     /// The language of the patch.
     #[arg(long, value_enum)]
     lang: ApplyLang,
-    /// The parser's mode (apply_patch: strict, or codex (the default with --policy codex);
-    /// udiff: strict, git (default) or recount).
+    /// The parser's mode (apply_patch: codex (the default: patches as Codex reads them) or
+    /// strict (the grammar's own language); udiff: strict, git (default) or recount).
     #[arg(long)]
     mode: Option<String>,
     /// apply_patch: how to apply.
@@ -60,7 +60,7 @@ pub struct Args {
     /// udiff: outer context lines a hunk may lose to match (as GNU patch's fuzz), 0 to 100.
     #[arg(long, default_value_t = 0, value_parser = super::bounds::FUZZ.parser::<usize>())]
     fuzz: usize,
-    /// Feed the parser at most N bytes at a time, 1 to 65536 (default: each read whole).
+    /// Feed the parser at most N bytes at a time, 1 to 1073741824 (default: each read whole).
     #[arg(long, value_parser = super::bounds::CHUNK.parser::<usize>())]
     chunk: Option<usize>,
     /// The patch; `-` is standard input.
@@ -76,10 +76,10 @@ pub fn run(args: Args) -> Result<i32, String> {
     // The parser first: a bad flag is a usage error whatever the root.
     let spec = match args.lang {
         ApplyLang::ApplyPatch => {
-            let default = match policy {
-                Policy::Safe => ApplyPatchMode::Strict,
-                Policy::Codex => ApplyPatchMode::Codex,
-            };
+            // Patches as Codex reads them, under either policy: what models trained on Codex
+            // write, and what the conformance scenarios are written in (`--mode strict` for
+            // the grammar's own language).
+            let default = ApplyPatchMode::Codex;
             ParserSpec::new(
                 Language::ApplyPatch,
                 Some(args.mode.as_deref().unwrap_or(default.as_str())),

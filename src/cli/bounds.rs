@@ -31,9 +31,10 @@ impl Bound {
     }
 }
 
-/// `--chunk`: bytes per push. A read returns at most one block (64 KiB), so a larger piece
-/// could not be made without waiting for more input.
-pub const CHUNK: Bound = Bound::between(1, super::input::BLOCK as u64);
+/// `--chunk`: bytes per push, at most. The pieces are cut from each read, which returns at
+/// most one block (64 KiB), so any N from a block on feeds each read whole: no buffer is sized
+/// by N. The bound is 1 GiB, as for `--max-arg`.
+pub const CHUNK: Bound = Bound::between(1, 1 << 30);
 
 /// `--max-line`: a CTL header line, LF included. Below 9 bytes no `call` line fits; above
 /// 64 KiB it is no longer a header (the parser holds up to `max_line − 1` bytes of one).

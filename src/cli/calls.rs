@@ -23,7 +23,7 @@ pub struct Args {
     /// The CTL mode: strict (the default) or extended (inline and heredoc arguments too).
     #[arg(long)]
     mode: Option<String>,
-    /// Feed the parser at most N bytes at a time, 1 to 65536 (default: each read whole).
+    /// Feed the parser at most N bytes at a time, 1 to 1073741824 (default: each read whole).
     #[arg(long, value_parser = bounds::CHUNK.parser::<usize>())]
     chunk: Option<usize>,
     /// Bytes in one header line, LF included, 9 to 65536.

@@ -18,7 +18,7 @@ use super::{bounds, display, input};
 pub struct Args {
     #[command(flatten)]
     lang: LangArgs,
-    /// Feed the parser at most N bytes at a time, 1 to 65536 (default: each read whole).
+    /// Feed the parser at most N bytes at a time, 1 to 1073741824 (default: each read whole).
     #[arg(long, value_parser = bounds::CHUNK.parser::<usize>())]
     chunk: Option<usize>,
     /// Print one JSON object per file (the stable format).

@@ -12,7 +12,7 @@
 //!   naming it (exit 1).
 
 use std::ffi::OsString;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -25,7 +25,7 @@ use frontier::context::replay::{self, ReplayError};
 use frontier::context::tokens::CpatEstimator;
 
 use super::bounds::Bound;
-use super::{display, EXIT_USAGE};
+use super::{display, input, EXIT_USAGE};
 
 /// `--max-tokens`: the window, 1 token to 1,000,000,000.
 const MAX_TOKENS: Bound = Bound::between(1, 1_000_000_000);
@@ -42,7 +42,7 @@ pub enum Args {
         #[arg(long, default_value_t = frontier::context::engine::DEFAULT_MAX_TOKENS,
               value_parser = MAX_TOKENS.parser::<u64>())]
         max_tokens: u64,
-        /// The case files (JSON).
+        /// The case files (JSON); `-` is standard input.
         #[arg(required = true)]
         cases: Vec<OsString>,
     },
@@ -61,16 +61,12 @@ pub fn run(args: Args) -> Result<i32, String> {
     }
 }
 
+/// A case file, or standard input for `-`.
 fn read_case(path: &Path) -> Result<String, String> {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut text = String::new();
-    file.take(MAX_CASE_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| e.to_string())?;
-    if text.len() as u64 > MAX_CASE_BYTES {
-        return Err(format!("larger than {MAX_CASE_BYTES} bytes"));
-    }
-    Ok(text)
+    let bytes = input::read_at_most(path, MAX_CASE_BYTES)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("larger than {MAX_CASE_BYTES} bytes"))?;
+    String::from_utf8(bytes).map_err(|_| "stream did not contain valid UTF-8".to_owned())
 }
 
 fn apply(max_tokens: u64, cases: &[OsString]) -> Result<i32, String> {

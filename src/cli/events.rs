@@ -31,7 +31,7 @@ pub const MAX_RECORD_DATA: usize = 64 * 1024;
 pub struct Args {
     #[command(flatten)]
     lang: LangArgs,
-    /// Feed the parser at most N bytes at a time, 1 to 65536 (default: each read whole).
+    /// Feed the parser at most N bytes at a time, 1 to 1073741824 (default: each read whole).
     #[arg(long, value_parser = bounds::CHUNK.parser::<usize>())]
     chunk: Option<usize>,
     /// The file to parse; `-` is standard input.

@@ -77,3 +77,14 @@ pub fn read_all(path: impl AsRef<OsStr>) -> io::Result<Vec<u8>> {
     Input::open(path)?.reader.read_to_end(&mut bytes)?;
     Ok(bytes)
 }
+
+/// Reads the whole input if it holds at most `limit` bytes; `None` if it holds more (of
+/// which `limit + 1` bytes were read, and no more).
+pub fn read_at_most(path: impl AsRef<OsStr>, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    Input::open(path)?
+        .reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}

@@ -5,8 +5,9 @@
 //! last): `{"step":i,"allowed":COUNT,"accepting":BOOL,"sha256":HEX}`, the hash over the mask's
 //! `ceil(V/32)` little-endian `u32` words. A token outside its step's mask is an error naming
 //! it (exit status 1), after that step's line. The last line is the summary of the times:
-//! `{"summary":{"steps":N,"p50_us":…,"p99_us":…,"p999_us":…,"max_us":…}}`, `steps` being the
-//! masks computed. With `--reps R` the whole sequence runs `R` times, each time from a new
+//! `{"summary":{"steps":n,"p50_us":…,"p99_us":…,"p999_us":…,"max_us":…}}`: `n` the tokens
+//! consumed (the last step's number; at a refused token `i`, `i`), the times those of the
+//! `n + 1` masks computed. With `--reps R` the whole sequence runs `R` times, each time from a new
 //! grammar (an empty mask cache, as a fresh process has), and each step keeps its fastest
 //! time: on a loaded machine a few steps of a pass are preempted, and the minimum over passes
 //! filters that out without letting a later pass reuse the masks an earlier one cached.
@@ -24,8 +25,8 @@ use frontier::mask::vocab::hf::{self, EosSpec};
 use frontier::mask::vocab::tiktoken::{self, Builtin};
 use frontier::mask::{dynamic, Vocabulary};
 
-use super::display;
 use super::lang::LangArgs;
+use super::{display, input};
 
 /// Flags of `mask`.
 #[derive(clap::Args, Debug)]
@@ -36,10 +37,10 @@ pub struct Args {
     /// `tokenizer.json`.
     #[arg(long)]
     vocab: OsString,
-    /// A JSON array of token ids: the sequence a decoder samples.
+    /// A JSON array of token ids: the sequence a decoder samples; `-` is standard input.
     #[arg(long, conflicts_with = "text", required_unless_present = "text")]
     token_ids: Option<OsString>,
-    /// A text file, tokenized with the vocabulary's own tokenizer.
+    /// A text file, tokenized with the vocabulary's own tokenizer; `-` is standard input.
     #[arg(long)]
     text: Option<OsString>,
     /// An EOS token id (repeatable); replaces the vocabulary's own EOS tokens.
@@ -75,8 +76,10 @@ pub fn run(args: Args) -> Result<i32, String> {
     let tokens = match (&args.token_ids, &args.text) {
         (Some(path), _) => read_token_ids(path)?,
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("{}: {e}", display::path(path)))?;
+            let bytes =
+                input::read_all(path).map_err(|e| format!("{}: {e}", display::path(path)))?;
+            let text = String::from_utf8(bytes)
+                .map_err(|e| format!("{}: not UTF-8: {e}", display::path(path)))?;
             vocab.encode(&text).map_err(|e| {
                 format!(
                     "--text {}: {e} (give the ids with --token-ids)",
@@ -124,7 +127,7 @@ pub fn run(args: Args) -> Result<i32, String> {
     };
     write_json(
         &mut out,
-        &serde_json::json!({ "summary": summary(&mut times[..computed]) }),
+        &serde_json::json!({ "summary": summary(&mut times[..computed], computed - 1) }),
     )?;
     out.flush().map_err(|e| e.to_string())?;
     match refused {
@@ -163,7 +166,7 @@ pub(super) fn load_vocab(name: &OsString, eos: &[u32]) -> Result<Vocabulary, Str
 }
 
 fn read_token_ids(path: &OsString) -> Result<Vec<u32>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", display::path(path)))?;
+    let bytes = input::read_all(path).map_err(|e| format!("{}: {e}", display::path(path)))?;
     serde_json::from_slice(&bytes).map_err(|e| {
         format!(
             "{}: not a JSON array of token ids: {e}",
@@ -181,8 +184,8 @@ fn mask_sha256(words: &[u32]) -> String {
     hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The percentiles of the steps' times (nearest rank), in microseconds.
-fn summary(times: &mut [f64]) -> Summary {
+/// The percentiles of the steps' times (nearest rank), in microseconds, after `steps` tokens.
+fn summary(times: &mut [f64], steps: usize) -> Summary {
     times.sort_by(f64::total_cmp);
     let at = |q: f64| -> f64 {
         if times.is_empty() {
@@ -192,7 +195,7 @@ fn summary(times: &mut [f64]) -> Summary {
         round3(times[rank - 1])
     };
     Summary {
-        steps: times.len(),
+        steps,
         p50_us: at(0.50),
         p99_us: at(0.99),
         p999_us: at(0.999),
@@ -216,12 +219,12 @@ mod tests {
     #[test]
     fn percentiles_are_nearest_rank() {
         let mut times: Vec<f64> = (1..=1000).map(f64::from).collect();
-        let s = summary(&mut times);
+        let s = summary(&mut times, 999);
         assert_eq!(
             (s.steps, s.p50_us, s.p99_us, s.p999_us, s.max_us),
-            (1000, 500.0, 990.0, 999.0, 1000.0)
+            (999, 500.0, 990.0, 999.0, 1000.0)
         );
-        let s = summary(&mut []);
+        let s = summary(&mut [], 0);
         assert_eq!((s.steps, s.max_us), (0, 0.0));
     }
 

@@ -50,7 +50,7 @@ pub struct Args {
     /// standard output. No tool can reach it, even inside the root.
     #[arg(long)]
     transcript: Option<OsString>,
-    /// Stream a replayed turn N bytes at a time, 1 to 65536.
+    /// Stream a replayed turn N bytes at a time, 1 to 1073741824.
     #[arg(long, default_value_t = 1, value_parser = super::bounds::CHUNK.parser::<usize>())]
     chunk: usize,
     /// The tools allowed, by trust boundary: interactive (all), background (read-only),

@@ -64,7 +64,7 @@ pub struct Args {
     /// How the file is framed.
     #[arg(long, value_enum, default_value = "sse")]
     format: FormatArg,
-    /// Feed the reader at most N bytes at a time, 1 to 65536 (default: each read whole).
+    /// Feed the reader at most N bytes at a time, 1 to 1073741824 (default: each read whole).
     #[arg(long, value_parser = bounds::CHUNK.parser::<usize>())]
     chunk: Option<usize>,
     /// The text deltas are a CTL stream: print its calls (kind "ctl").

@@ -276,7 +276,48 @@ fn js_string(v: Option<&Value>) -> String {
             .collect::<Vec<_>>()
             .join(","),
         Some(Value::Object(_)) => "[object Object]".into(),
+        Some(Value::Number(n)) => js_number(n.as_f64().unwrap_or(f64::NAN)),
         Some(other) => other.to_string(),
+    }
+}
+
+/// JavaScript's `Number.prototype.toString()` (ECMA-262 `Number::toString`, radix 10): the
+/// shortest digits that round-trip, in plain notation from 1e-6 up to 1e21 and in exponent
+/// notation outside it; `-0` is `0`. A JSON number is a double in JavaScript, so an integer
+/// beyond 2^53 prints as that double does (`12345678901234567890` is `12345678901234567000`).
+fn js_number(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if x < 0.0 {
+        return format!("-{}", js_number(-x));
+    }
+    // `{:e}` is Rust's shortest round-trip form: `d[.ddd]e[-]N`.
+    let sci = format!("{x:e}");
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let k = digits.len() as i64;
+    // x = 0.digits × 10^n
+    let n = exponent.parse::<i64>().unwrap_or(0) + 1;
+    if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat((-n) as usize))
+    } else {
+        let sign = if n - 1 < 0 { '-' } else { '+' };
+        let e = (n - 1).abs();
+        match digits.split_at(1) {
+            (first, "") => format!("{first}e{sign}{e}"),
+            (first, rest) => format!("{first}.{rest}e{sign}{e}"),
+        }
     }
 }
 
@@ -394,5 +435,25 @@ mod tests {
         assert_eq!(e.to_string(), "unknown op \"undefined\"");
         let e = parse(r#"{"operations":[{"op":[1,null,"x"]}]}"#).unwrap_err();
         assert_eq!(e.to_string(), "unknown op \"1,,x\"");
+        // Numbers as JavaScript's `${n}` writes them (each checked against node's output).
+        for (json, js) in [
+            ("1.0", "1"),
+            ("-0", "0"),
+            ("1e2", "100"),
+            ("12345678901234567890", "12345678901234567000"),
+            ("1e21", "1e+21"),
+            ("123456789012345678901234", "1.2345678901234569e+23"),
+            ("0.000001", "0.000001"),
+            ("0.0000001", "1e-7"),
+            ("1.5e-10", "1.5e-10"),
+            ("-2.5", "-2.5"),
+            ("0.1", "0.1"),
+            ("123.456", "123.456"),
+            ("1e300", "1e+300"),
+            ("[1.0,2]", "1,2"),
+        ] {
+            let e = parse(&format!(r#"{{"operations":[{{"op":{json}}}]}}"#)).unwrap_err();
+            assert_eq!(e.to_string(), format!("unknown op \"{js}\""), "{json}");
+        }
     }
 }

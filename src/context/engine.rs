@@ -466,11 +466,10 @@ impl Engine {
 
     fn blocks_of(&mut self, message: Message, now: &str) -> Vec<Block> {
         let mut counter = self.store.id_counter();
-        let tokens = self.store.tokens().clone();
+        let store = &self.store;
         let mut make = |prefix: &str, role, kind, description: String, text: String| {
-            counter += 1;
-            let token_count = tokens.count(&text);
-            let id = super::store::format_id(prefix, counter);
+            let token_count = store.tokens().count(&text);
+            let id = store.free_id(prefix, &mut counter);
             Block::created(id, role, kind, description, text, token_count, now)
         };
         match message {
@@ -689,8 +688,11 @@ impl Engine {
         Ok(())
     }
 
+    /// A call's `prompt_tokens` calibrates the estimate from now on; a call that reported
+    /// none, or 0 (a prompt is never empty: a count of 0 says nothing), leaves the last one.
     pub(crate) fn calibrate(&mut self, usage: &Value, est: u64) {
-        if let Some(actual) = usage.get("prompt_tokens").and_then(Value::as_u64) {
+        let reported = usage.get("prompt_tokens").and_then(Value::as_u64);
+        if let Some(actual) = reported.filter(|&n| n > 0) {
             self.calibration = Some((actual, est));
         }
     }

@@ -14,7 +14,7 @@ use super::content::ContentStore;
 use super::ops::{self, Options};
 use super::rules::Rule;
 use super::stage::Stage;
-use super::store::{format_id, Anchor, BlockStore, Slot, Totals};
+use super::store::{Anchor, BlockStore, Slot, Totals};
 use super::view::BlockCost;
 
 /// One rejection: the op's index (`-1` for the chain check), the rule, the message.
@@ -147,8 +147,7 @@ fn build_commit(store: &BlockStore, content: &ContentStore, stage: Stage<'_>, no
     let mut counter = store.id_counter();
     let mut created = Vec::with_capacity(staged.summaries.len());
     for s in staged.summaries {
-        counter += 1;
-        let id = format_id("summary", counter);
+        let id = store.free_id("summary", &mut counter);
         let token_count = store.tokens().count(&s.content);
         let mut block = Block::created(
             id,

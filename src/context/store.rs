@@ -159,10 +159,18 @@ impl BlockStore {
         self.counter = self.counter.max(to);
     }
 
-    /// The next id with this prefix (`summary_005`): bumps the one counter all kinds share.
-    pub fn next_id(&mut self, prefix: &str) -> String {
-        self.counter += 1;
-        format_id(prefix, self.counter)
+    /// The next id with this prefix (`summary_005`) after `counter`, the one counter all
+    /// kinds share, which it bumps. A number whose id the store holds is passed over: a store
+    /// loaded with a counter below its blocks' numbers (a hand-written case's `id_counter`)
+    /// never gets a second block of one id, and gets CPAT's id wherever that one is free.
+    pub fn free_id(&self, prefix: &str, counter: &mut u64) -> String {
+        loop {
+            *counter += 1;
+            let id = format_id(prefix, *counter);
+            if !self.by_id.contains_key(&id) {
+                return id;
+            }
+        }
     }
 
     /// The slot of a block.

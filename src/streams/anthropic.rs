@@ -12,12 +12,15 @@
 //! - `content_block_stop` finishes the block: a call is confirmed when its joined input parses
 //!   as a JSON object (`""`, a tool with no input, reads as `{}`); a call whose start already
 //!   held a non-empty `input` and got no deltas has that input. A block stopped with no input
-//!   at all is held for one event: the API also stops the block an output limit cut right
-//!   after its start, so it is confirmed by the next event unless that is the `message_delta`
-//!   saying `max_tokens` (then it is incomplete). Only an empty input is ambiguous: a
+//!   at all is held: the API also stops the block an output limit cut right after its start.
+//!   The next block's `content_block_start`, or a `stop_reason` that is not a token limit
+//!   (in `message_delta`, or none given before `message_stop`), confirms it; a token limit
+//!   leaves it incomplete, and so does the end of the body or an error while it is held.
+//!   Pings and events of unknown types do not decide. Only an empty input is ambiguous: a
 //!   non-empty prefix of a JSON object never parses as one.
-//! - `message_delta` gives the `stop_reason` (`max_tokens` is a truncation); `message_stop` is
-//!   the terminal event; `error` is the server's error.
+//! - `message_delta` gives the `stop_reason` (`max_tokens` and `model_context_window_exceeded`,
+//!   the output cut by a token limit, are truncations); `message_stop` is the terminal event;
+//!   `error` is the server's error.
 //! - The turn's usage ([`super::usage`]) is `message_start`'s `message.usage`, each member
 //!   replaced by the one of that name in a `message_delta`'s `usage`.
 
@@ -91,7 +94,8 @@ enum Open {
 #[derive(Debug, Default)]
 pub struct Anthropic {
     open: Vec<(u64, Open)>,
-    /// A tool block stopped with no input, waiting for the next event.
+    /// A tool block stopped with no input, waiting for an event that says whether the
+    /// message was cut.
     held: Option<Pending>,
     /// The usage so far: `message_start`'s, updated by `message_delta`'s.
     usage: Option<Value>,
@@ -114,19 +118,18 @@ impl Anthropic {
         }
         let event: MessageEvent<'_> = parse(data, turn)?;
         let kind = event_type(&event.kind, name);
-        if kind != "ping" {
-            if let Some(call) = self.held.take() {
-                let cut = kind == "message_delta"
-                    && event
-                        .delta
-                        .as_ref()
-                        .and_then(|d| d.stop_reason.as_deref())
-                        .is_some_and(|r| r == "max_tokens");
-                if cut {
-                    turn.incomplete(call)?;
-                } else {
-                    turn.confirm(call, on_event)?;
-                }
+        if let Some(call) = self.held.take() {
+            let stop_reason = event.delta.as_ref().and_then(|d| d.stop_reason.as_deref());
+            match (kind.as_ref(), stop_reason) {
+                // The model went on to another block, or stopped by its own choice.
+                ("content_block_start", _) => turn.confirm(call, on_event)?,
+                ("message_delta", Some(reason)) if cut_by_limit(reason) => turn.incomplete(call)?,
+                ("message_delta", Some(_)) => turn.confirm(call, on_event)?,
+                ("message_stop", _) if !turn.summary.truncated => turn.confirm(call, on_event)?,
+                ("message_stop", _) => turn.incomplete(call)?,
+                // A ping, an event of a type this reader does not know, a delta without a stop
+                // reason or an error says nothing of it; the end of the body makes it incomplete.
+                _ => self.held = Some(call),
             }
         }
         match kind.as_ref() {
@@ -162,7 +165,7 @@ impl Anthropic {
                     self.update_usage(usage, turn);
                 }
                 if let Some(reason) = event.delta.and_then(|d| d.stop_reason) {
-                    turn.summary.truncated = reason == "max_tokens";
+                    turn.summary.truncated = cut_by_limit(&reason);
                     turn.summary.finish_reason = Some(reason.into_owned());
                 }
                 Ok(())
@@ -327,6 +330,11 @@ impl Anthropic {
     }
 }
 
+/// Whether a `stop_reason` says a token limit cut the output.
+fn cut_by_limit(reason: &str) -> bool {
+    matches!(reason, "max_tokens" | "model_context_window_exceeded")
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testing::{read, shown, triples};
@@ -370,6 +378,54 @@ mod tests {
         let (calls, summary) = read(Api::AnthropicMessages, &[START, &delta("{\"a\"")]);
         assert!(calls.is_empty());
         assert_eq!(summary.incomplete[0].text, "{\"a\"");
+    }
+
+    #[test]
+    fn a_block_stopped_with_no_input_is_decided_by_what_says_whether_the_message_was_cut() {
+        let empty = r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_3","name":"h","input":{}}}"#;
+        let next =
+            r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#;
+        let stopped = |reason: &str| {
+            format!(r#"{{"type":"message_delta","delta":{{"stop_reason":"{reason}"}}}}"#)
+        };
+        let no_reason = r#"{"type":"message_delta","delta":{},"usage":{"output_tokens":3}}"#;
+        let ping = r#"{"type":"ping"}"#;
+        let unknown = r#"{"type":"some_new_event","x":1}"#;
+        let other_block = r#"{"type":"content_block_start","index":1,"content_block":{"type":"web_search_tool_result"}}"#;
+        let stop = r#"{"type":"message_stop"}"#;
+        let error =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let (end_turn, max_tokens, window) = (
+            stopped("end_turn"),
+            stopped("max_tokens"),
+            stopped("model_context_window_exceeded"),
+        );
+        let confirmed: [&[&str]; 5] = [
+            &[empty, STOP, next],
+            &[empty, STOP, other_block],
+            &[empty, STOP, ping, unknown, &end_turn, stop],
+            &[empty, STOP, no_reason, stop],
+            &[empty, STOP, ping, &stopped("tool_use")],
+        ];
+        for lines in confirmed {
+            let (calls, summary) = read(Api::AnthropicMessages, lines);
+            assert_eq!(shown(&calls), triples(&[("toolu_3", "h", "")]), "{lines:?}");
+            assert!(summary.incomplete.is_empty(), "{lines:?}");
+        }
+        let incomplete: [&[&str]; 5] = [
+            &[empty, STOP, ping, &max_tokens, stop],
+            &[empty, STOP, unknown, &max_tokens, stop],
+            &[empty, STOP, &window, stop],
+            &[empty, STOP, error],
+            &[empty, STOP, ping],
+        ];
+        for lines in incomplete {
+            let (calls, summary) = read(Api::AnthropicMessages, lines);
+            assert!(calls.is_empty(), "{lines:?}");
+            assert_eq!(summary.incomplete.len(), 1, "{lines:?}");
+        }
+        let (_, summary) = read(Api::AnthropicMessages, &[&window, stop]);
+        assert!(summary.truncated, "the context window cut the output");
     }
 
     #[test]

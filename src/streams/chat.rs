@@ -17,6 +17,9 @@
 //! - `finish_reason` `tool_calls`, `function_call` or `stop` finishes the open call; any other
 //!   (`length`, `content_filter`) leaves it incomplete.
 //!
+//! The deprecated `delta.function_call` (the `functions` API: one call a message, no id) is
+//! read as the entry of a call at index 0.
+//!
 //! Several entries in one chunk are taken in order, so a whole call in one delta, or the end
 //! of one call and the start of the next, are read like any other split. A chunk's `usage`
 //! (the last chunk's, `choices: []`, when the request asked for it) is the turn's usage
@@ -59,6 +62,9 @@ struct Delta<'a> {
     reasoning: Option<Cow<'a, str>>,
     #[serde(borrow)]
     tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+    /// The deprecated `functions` API's one call per message.
+    #[serde(borrow)]
+    function_call: Option<FunctionDelta<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -155,6 +161,16 @@ impl Chat {
             turn.text(content, on_event)?;
         }
         for entry in delta.tool_calls.into_iter().flatten() {
+            self.entry(entry, turn, on_event)?;
+        }
+        if let Some(function) = delta.function_call {
+            // One call with no id, at index 0: its first fragment names it.
+            let entry = ToolCallDelta {
+                index: Some(0),
+                id: None,
+                kind: None,
+                function: Some(function),
+            };
             self.entry(entry, turn, on_event)?;
         }
         Ok(())
@@ -380,6 +396,25 @@ mod tests {
             assert_eq!(summary.truncated, reason == "length");
             assert_eq!(summary.finish_reason.as_deref(), Some(reason));
         }
+    }
+
+    #[test]
+    fn a_legacy_function_call_is_one_call_without_an_id() {
+        let fragment = |name: &str, arguments: &str| {
+            format!(
+                r#"{{"choices":[{{"index":0,"delta":{{"function_call":{{"name":{name},"arguments":{arguments:?}}}}},"finish_reason":null}}]}}"#
+            )
+        };
+        let finish = |reason: &str| {
+            format!(r#"{{"choices":[{{"index":0,"delta":{{}},"finish_reason":"{reason}"}}]}}"#)
+        };
+        let first = fragment(r#""get""#, "{\"a\"");
+        let rest = fragment("null", ":1}");
+        let (calls, _) = read(Api::OpenAiChat, &[&first, &rest, &finish("function_call")]);
+        assert_eq!(shown(&calls), triples(&[("", "get", r#"{"a":1}"#)]));
+        let (calls, summary) = read(Api::OpenAiChat, &[&first, &finish("length")]);
+        assert!(calls.is_empty());
+        assert_eq!(summary.incomplete[0].text, "{\"a\"");
     }
 
     #[test]

@@ -10,9 +10,12 @@
 //!   `response.apply_patch_call_operation_diff.delta` append to the open item; their `.done`
 //!   events, and the done item, hold the whole value: it fills an item that had no deltas and
 //!   must equal what the deltas gave otherwise (a mismatch makes the call malformed).
-//! - `response.output_item.done` finishes the item: status `completed` (or no status, as
-//!   custom tool items have none) confirms the call; `incomplete` (or any other) leaves it
-//!   incomplete. A done call item that was never added is read as added and done at once.
+//! - `response.output_item.done` finishes the item: status `completed` confirms the call;
+//!   `incomplete` (or any other) leaves it incomplete. An item with no status (custom tool
+//!   items have none) is held until the response shows it went on past it: the next output
+//!   item (added or done) or `response.completed` confirms it; `response.incomplete`, a
+//!   failure, an error or the end of the body leaves it incomplete, since an output limit may
+//!   have cut it. A done call item that was never added is read as added and done at once.
 //! - A delta for an item that is not open is an `unknown_call` error.
 //! - `response.completed` and `response.incomplete` are the terminal events (`finish_reason`
 //!   `completed`, `incomplete:<reason>`), and their `response.usage` is the turn's usage
@@ -112,6 +115,8 @@ struct OpenItem {
 #[derive(Debug, Default)]
 pub struct Responses {
     open: Vec<OpenItem>,
+    /// A done call item with no status, waiting for the response to go on past it.
+    held: Option<Pending>,
 }
 
 /// Event types that carry nothing this reader needs.
@@ -161,6 +166,15 @@ impl Responses {
             Err(e) => return Err(e),
         };
         let kind = event_type(&event.kind, name);
+        if let Some(call) = self.held.take() {
+            match kind.as_ref() {
+                "response.output_item.added"
+                | "response.output_item.done"
+                | "response.completed" => turn.confirm(call, on_event)?,
+                // Anything else says nothing of it; the end of the body makes it incomplete.
+                _ => self.held = Some(call),
+            }
+        }
         match kind.as_ref() {
             "response.output_item.added" => self.added(event, turn, on_event),
             "response.output_item.done" => self.done_item(event, turn, on_event),
@@ -298,7 +312,11 @@ impl Responses {
                 .map_err(|kind| turn.call_too_long(kind, &call))?;
         }
         match item.status.as_deref() {
-            None | Some("completed") => turn.confirm(call, on_event),
+            Some("completed") => turn.confirm(call, on_event),
+            None => {
+                self.held = Some(call);
+                Ok(())
+            }
             Some(_) => turn.incomplete(call),
         }
     }
@@ -327,6 +345,9 @@ impl Responses {
 
     /// The end of the stream: open items are incomplete.
     pub fn finish(&mut self, turn: &mut Turn) -> Result<(), StreamError> {
+        if let Some(call) = self.held.take() {
+            turn.incomplete(call)?;
+        }
         for item in self.open.drain(..) {
             turn.incomplete(item.call)?;
         }
@@ -439,6 +460,32 @@ mod tests {
         let (calls, summary) = read(Api::OpenAiResponses, &[ADDED, &done("{", "incomplete")]);
         assert!(calls.is_empty());
         assert_eq!(summary.incomplete[0].text, "{");
+    }
+
+    #[test]
+    fn a_done_item_with_no_status_waits_for_the_response_to_go_on() {
+        let bare = r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{}"}}"#;
+        let custom = r#"{"type":"response.output_item.done","output_index":0,"item":{"type":"custom_tool_call","id":"ct_1","call_id":"call_2","name":"sql","input":"SELECT 1"}}"#;
+        let next = r#"{"type":"response.output_item.added","output_index":1,"item":{"type":"message","id":"msg_1"}}"#;
+        let completed = r#"{"type":"response.completed","response":{"status":"completed"}}"#;
+        let incomplete = r#"{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}}"#;
+        let ping = r#"{"type":"response.some_new_event"}"#;
+        for done in [bare, custom] {
+            // The next item, or the response completed: it was whole.
+            for went_on in [next, completed] {
+                let (calls, summary) = read(Api::OpenAiResponses, &[done, ping, went_on]);
+                assert_eq!(calls.len(), 1, "{done} {went_on}");
+                assert!(summary.incomplete.is_empty());
+            }
+            // The response cut, or the body ended, while it waited: incomplete.
+            for lines in [&[done, ping, incomplete][..], &[done]] {
+                let (calls, summary) = read(Api::OpenAiResponses, lines);
+                assert!(calls.is_empty(), "{lines:?}");
+                assert_eq!(summary.incomplete.len(), 1);
+            }
+        }
+        let (calls, _) = read(Api::OpenAiResponses, &[bare, next, completed]);
+        assert_eq!(shown(&calls), triples(&[("call_1", "f", "{}")]));
     }
 
     #[test]

@@ -67,7 +67,7 @@
 //! |---|---|
 //! | `hunk_overrun` | a body line beyond the counts: right after a completed hunk (where git and GNU patch silently drop it), or of a side whose count is met |
 //! | `hunk_underrun` | a line that is not a body line while the counts are not met |
-//! | `misplaced_no_newline` | a `\` line that does not follow the last line of a side |
+//! | `misplaced_no_newline` | a `\` line that does not follow a body line (at a hunk's start, or after another `\` line) |
 //! | `hunk_without_header` | `@@ -` outside a file patch (git refuses it too) |
 //! | `line_too_long` | a header line that could no longer end within `max_line` |
 //! | `number_too_large` | a digit beyond a number's limit (ranges: 12 digits, modes: 7, percent: 100, binary sizes: 15) |
@@ -139,7 +139,7 @@ pub enum UdiffErrorKind {
     HunkOverrun,
     /// A non-body line while lines are still owed.
     HunkUnderrun,
-    /// A `\` line that does not follow the last line of a side.
+    /// A `\` line that does not follow a body line (at a hunk's start, or after another one).
     MisplacedNoNewline,
     /// `@@ -` outside a file patch.
     HunkWithoutHeader,

@@ -214,8 +214,6 @@ impl UdiffParser {
     {
         self.garbage_start = None;
         let (old_in, new_in) = (old, new);
-        // The counts before the last line taken: whether it ended a side decides `\`.
-        let (mut old_before, mut new_before) = (old, new);
         let mut at = start;
         let mut open = None;
         while let Some(&byte) = chunk.get(at) {
@@ -232,7 +230,6 @@ impl UdiffParser {
             } else {
                 break;
             };
-            (old_before, new_before) = (old, new);
             (old, new) = (old2, new2);
             on_event(UdiffEvent::Line { kind });
             // An empty line's LF is its first byte: its content is empty like any other's.
@@ -258,8 +255,7 @@ impl UdiffParser {
         if taken > 0 {
             self.old_seen += old_in - old;
             self.new_seen += new_in - new;
-            let bs = (old == 0 && old_before > 0) || (new == 0 && new_before > 0);
-            self.machine.resume_hunk(old, new, bs, open, taken);
+            self.machine.resume_hunk(old, new, open, taken);
         }
         taken
     }

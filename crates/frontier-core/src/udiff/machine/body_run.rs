@@ -66,15 +66,14 @@ impl UdiffMachine {
                 _ => return None,
             }
         };
+        // A `\` line may follow any body line.
         self.ctx = if self.mode != Mode::Recount && old2 == 0 && new2 == 0 {
             Ctx::HunkDone { bs: true }
         } else {
-            let last =
-                self.mode == Mode::Recount || (old2 == 0 && old > 0) || (new2 == 0 && new > 0);
             Ctx::Hunk {
                 old: old2,
                 new: new2,
-                bs: last,
+                bs: true,
             }
         };
         self.pos = if byte == b'\n' {
@@ -100,22 +99,16 @@ impl UdiffMachine {
         }
     }
 
-    /// Leaves the parser's tight loop: `old`/`new` lines still owed, `bs` whether a `\` line
-    /// may come, `open` the side of a body line whose LF has not arrived yet, `taken` the bytes
-    /// the loop consumed. The loop only takes what [`step`](Self::step) would have taken.
+    /// Leaves the parser's tight loop, which took at least one body line: `old`/`new` lines
+    /// still owed, `open` the side of a body line whose LF has not arrived yet, `taken` the
+    /// bytes the loop consumed. The loop only takes what [`step`](Self::step) would have taken,
+    /// so a `\` line may come next.
     #[inline]
-    pub fn resume_hunk(
-        &mut self,
-        old: u64,
-        new: u64,
-        bs: bool,
-        open: Option<LineKind>,
-        taken: usize,
-    ) {
+    pub fn resume_hunk(&mut self, old: u64, new: u64, open: Option<LineKind>, taken: usize) {
         self.ctx = if old == 0 && new == 0 {
-            Ctx::HunkDone { bs }
+            Ctx::HunkDone { bs: true }
         } else {
-            Ctx::Hunk { old, new, bs }
+            Ctx::Hunk { old, new, bs: true }
         };
         self.pos = match open {
             Some(kind) => Pos::Stream(Class::Body(kind)),

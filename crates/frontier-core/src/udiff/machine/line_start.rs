@@ -37,14 +37,16 @@ impl UdiffMachine {
                     b' ' | b'\n' | b'-' | b'+' => return Err(HunkOverrun),
                     _ => return Err(HunkUnderrun),
                 };
-                let last = (old2 == 0 && old > 0) || (new2 == 0 && new > 0);
+                // A `\` line may follow any body line (the spec's allowed sets; `git apply`
+                // reads one in the middle of a hunk too, and such a hunk then matches no file
+                // but one that ends there).
                 let next = if old2 == 0 && new2 == 0 {
                     Ctx::HunkDone { bs: true }
                 } else {
                     Ctx::Hunk {
                         old: old2,
                         new: new2,
-                        bs: last,
+                        bs: true,
                     }
                 };
                 Ok(self.begin(Class::Body(kind), byte, next))
