@@ -93,6 +93,87 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+#[test]
+fn diff_run_with_epoch_dated_sides_creates_and_deletes_as_gnu_patch_does() {
+    for seed in 30..36 {
+        let (repo, base) = base_and_edit(seed);
+        // Whole trees with `diff -ruN`: a file missing on one side is diffed against an empty
+        // one dated the epoch, never `/dev/null`.
+        let mut old = snapshot(base.path());
+        let mut new = snapshot(repo.path());
+        for t in [&mut old, &mut new] {
+            t.retain(|k, (v, _)| !k.ends_with(".bin") && !v.is_empty());
+        }
+        // At least one creation and one deletion.
+        new.insert("born/new.txt".into(), (b"a new file\n".to_vec(), false));
+        let gone = old.keys().next().unwrap().clone();
+        new.remove(&gone);
+        let work = tempfile::tempdir().unwrap();
+        let w = work.path();
+        for (k, (v, _)) in &old {
+            write(&w.join("a"), k, v);
+        }
+        for (k, (v, _)) in &new {
+            write(&w.join("b"), k, v);
+        }
+        fs::create_dir_all(w.join("a")).unwrap();
+        let diff = tool(w, "diff", &["-ruN", "a", "b"]);
+        assert!(
+            String::from_utf8_lossy(&diff).contains("\t1970-01-01 00:00:00"),
+            "an epoch-dated side"
+        );
+
+        let ours = tempfile::tempdir().unwrap();
+        let theirs = tempfile::tempdir().unwrap();
+        for (k, (v, _)) in &old {
+            write(ours.path(), k, v);
+            write(theirs.path(), k, v);
+        }
+        frontier_apply(ours.path(), &diff, 1);
+        let patch_file = w.join("p.diff");
+        fs::write(&patch_file, &diff).unwrap();
+        tool(
+            theirs.path(),
+            "patch",
+            &["-s", "-p1", "-i", patch_file.to_str().unwrap()],
+        );
+        let contents = |t: Snapshot| -> BTreeMap<String, Vec<u8>> {
+            t.into_iter().map(|(k, (v, _))| (k, v)).collect()
+        };
+        let ours_tree = contents(snapshot(ours.path()));
+        assert_eq!(ours_tree, contents(snapshot(theirs.path())), "seed {seed}");
+        assert_eq!(ours_tree, contents(new.clone()), "seed {seed}");
+    }
+}
+
+#[test]
+fn a_traditional_diff_of_a_missing_file_with_no_old_lines_creates_it_as_git_apply_does() {
+    let diff = b"--- a/born.txt\n+++ b/born.txt\n@@ -0,0 +1,2 @@\n+new\n+file\n";
+    let ours = tempfile::tempdir().unwrap();
+    let theirs = tempfile::tempdir().unwrap();
+    git(theirs.path(), &["init", "-q"]);
+    frontier_apply(ours.path(), diff, 1);
+    let patch_file = theirs.path().join("p.diff");
+    fs::write(&patch_file, diff).unwrap();
+    git(theirs.path(), &["apply", patch_file.to_str().unwrap()]);
+    fs::remove_file(&patch_file).unwrap();
+    assert_eq!(
+        fs::read(ours.path().join("born.txt")).unwrap(),
+        fs::read(theirs.path().join("born.txt")).unwrap()
+    );
+    // With old lines, or two hunks, it is a change to a file that is not there: refused.
+    for diff in [
+        &b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"[..],
+        b"--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+a\n@@ -5,0 +6 @@\n+b\n",
+    ] {
+        let ws = Workspace::new(ours.path()).unwrap();
+        let options = DiffOptions { strip: 1, fuzz: 0 };
+        let e = apply_diff_stream(UdiffParser::git(), diff, 7, ws, options, |_, _| {}).unwrap_err();
+        assert!(e.to_string().contains("file_not_found"), "{e}");
+        assert!(!ours.path().join("x").exists());
+    }
+}
+
 fn frontier_apply(root: &Path, diff: &[u8], strip: usize) {
     let ws = Workspace::new(root).unwrap();
     let options = DiffOptions { strip, fuzz: 0 };

@@ -158,6 +158,26 @@ fn crlf_stays_in_content_and_leaves_names() {
     assert_eq!(files[0].header.old_path.as_deref(), Some(&b"a/f"[..]));
     assert_eq!(files[0].hunks[0].lines[0].content, b"a\r");
     assert_eq!(files[0].hunks[0].section, b"\r");
+    // git's extended header lines end with a CR too: read without it.
+    let input = b"diff --git a/f b/f\r\nold mode 100644\r\nnew mode 100755\r\n\
+diff --git a/g b/g\r\nsimilarity index 90%\r\nrename from g\r\nrename to h\r\n\
+index 1234567..89abcde 100644\r\n--- a/g\r\n+++ b/h\r\n@@ -1 +1 @@\r\n-a\r\n+b\r\n";
+    for mode in [Mode::Strict, Mode::Git, Mode::Recount] {
+        assert_eq!(outcome(mode, input), ("complete", None), "{mode:?}");
+        let (files, _) = parse_all(parser(mode), input);
+        assert_eq!(files[0].header.new_mode, Some(0o100755));
+        assert_eq!(files[1].header.similarity, Some(90));
+        assert_eq!(
+            files[1].header.index,
+            Some((b"1234567".to_vec(), b"89abcde".to_vec(), Some(0o100644)))
+        );
+    }
+    // Only the LF may follow that CR.
+    let input = b"diff --git a/f b/f\r\nold mode 100644\r\r\n";
+    assert_eq!(
+        outcome(Mode::Git, input),
+        ("error", Some((at(input, b"\r\r") + 1, "unexpected_byte")))
+    );
 }
 
 #[test]

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use frontier::contract::Verdict;
+use frontier::contract::{PushParser, Verdict};
 use frontier::udiff::units::{FilePatch, LineKind};
 use frontier::udiff::{parse_all, Limits, Mode, UdiffParser};
 
@@ -285,4 +285,48 @@ fn the_projects_own_git_log_is_chunking_invariant() {
     // finish), and 64 two-way splits.
     let parser = UdiffParser::new(Mode::Git, Limits::default());
     frontier::harness::check_chunking(&parser, &log, (log.len() / 64).max(1)).unwrap();
+}
+
+#[test]
+fn git_format_patch_mails_parse_in_git_mode_as_git_apply_reads_them() {
+    if !have_git() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    run(dir, "git", &["init", "-q"]);
+    let mut rng = Lcg(7);
+    let names: Vec<String> = (0..3).map(|i| format!("f{i}.txt")).collect();
+    for (round, message) in ["base", "first edit", "second edit"].iter().enumerate() {
+        for n in &names {
+            let old = std::fs::read(dir.join(n)).unwrap_or_else(|_| random_file(&mut rng));
+            let new = if round == 0 {
+                old
+            } else {
+                edit(&mut rng, &old)
+            };
+            std::fs::write(dir.join(n), new).unwrap();
+        }
+        run(dir, "git", &["add", "-A"]);
+        run(dir, "git", &["commit", "-qm", message, "--allow-empty"]);
+    }
+    // Two mails in one mbox, each ending with the `-- ` signature after its last hunk.
+    let mbox = run(dir, "git", &["format-patch", "--stdout", "HEAD~2"]);
+    assert!(
+        mbox.windows(4).any(|w| w == b"\n-- "),
+        "format-patch writes a signature"
+    );
+    let stat = numstat(&run(
+        dir,
+        "git",
+        &["log", "-2", "--reverse", "--format=", "--numstat"],
+    ));
+    let files = parse(Mode::Git, &mbox);
+    assert_eq!(counts(&files), stat);
+    // Strict mode has no garbage: the mail's headers are refused.
+    let mut parser = UdiffParser::new(Mode::Strict, Limits::default());
+    assert_eq!(
+        parser.push(&mbox, &mut |_| {}).map_err(|e| e.offset),
+        Err(0)
+    );
 }

@@ -162,6 +162,9 @@ struct OpenFile {
     new_full: PathBuf,
     image: Image,
     hunks: usize,
+    /// A traditional diff's file that is missing, read as a creation as `git apply` reads it:
+    /// only while the patch has one hunk and that hunk has no old lines.
+    guessed_new: bool,
 }
 
 /// Applies the file patches of one diff to a workspace, checking each unit as it arrives.
@@ -296,6 +299,16 @@ fn with_newline(l: &HunkLine) -> Vec<u8> {
     v
 }
 
+/// The error for a file patch whose file is not in the workspace.
+fn not_found(name: &str) -> ApplyError {
+    ApplyError::new(
+        ErrorKind::FileNotFound,
+        "patch",
+        name,
+        "no such file in the workspace",
+    )
+}
+
 /// The sequence of places to try, outward from `pos`, within `0..=last`.
 fn outward(pos: usize, last: usize) -> impl Iterator<Item = usize> {
     let pos = pos.min(last);
@@ -380,26 +393,24 @@ impl DiffSession {
             }
             Ok(())
         };
-        let orig = match action {
+        let (action, orig, guessed_new) = match action {
             Action::Create => {
                 exists(&new_full, &new_name)?;
-                Vec::new()
+                (action, Vec::new(), false)
             }
             _ => {
                 if matches!(action, Action::Rename | Action::Copy) && new_full != old_full {
                     exists(&new_full, &new_name)?;
                 }
-                self.tx
-                    .read("patch", &old_name, &old_full)?
-                    .ok_or_else(|| {
-                        ApplyError::new(
-                            ErrorKind::FileNotFound,
-                            "patch",
-                            &old_name,
-                            "no such file in the workspace",
-                        )
-                    })?
-                    .into_owned()
+                match self.tx.read("patch", &old_name, &old_full)? {
+                    Some(orig) => (action, orig.into_owned(), false),
+                    // `--- a/x` `+++ b/x` with no git header, for a file that is not there:
+                    // a creation if its one hunk has no old lines (decided at the hunk).
+                    None if action == Action::Modify && header.git_names.is_none() => {
+                        (Action::Create, Vec::new(), true)
+                    }
+                    None => return Err(not_found(&old_name)),
+                }
             }
         };
         Ok(OpenFile {
@@ -410,6 +421,7 @@ impl DiffSession {
             new_full,
             image: Image::new(orig),
             hunks: 0,
+            guessed_new,
         })
     }
 
@@ -426,7 +438,12 @@ impl DiffSession {
             ));
         };
         open.hunks += 1;
-        let r = apply_hunk(open, hunk, fuzz);
+        let r = if open.guessed_new && (open.hunks > 1 || hunk.old_count > 0) {
+            // Old lines, or a second hunk: a change to a file that is not there.
+            Err(not_found(&open.old_name))
+        } else {
+            apply_hunk(open, hunk, fuzz)
+        };
         self.guard(r)
     }
 

@@ -49,16 +49,68 @@ pub fn unquote(v: &[u8]) -> Option<(Vec<u8>, &[u8])> {
     }
 }
 
-/// The name of a `---`/`+++` line: unquoted, and without a TAB-separated timestamp.
+/// The name of a `---`/`+++` line: unquoted, and without a TAB-separated timestamp. A side
+/// dated the epoch is `/dev/null`: that is how `diff -N` (and `diff -ruN`) writes a file that
+/// does not exist on that side, and how `git apply` and GNU patch read it.
 pub fn side_name(v: &[u8]) -> Vec<u8> {
     let v = trim_eol(v);
-    if let Some((name, _)) = unquote(v) {
-        return name;
+    let (name, rest) = match unquote(v) {
+        Some((name, rest)) => (name, rest),
+        None => match memchr::memchr(b'\t', v) {
+            Some(tab) => (v[..tab].to_vec(), &v[tab..]),
+            None => (v.to_vec(), &[][..]),
+        },
+    };
+    match rest.strip_prefix(b"\t") {
+        Some(stamp) if is_epoch(stamp) => b"/dev/null".to_vec(),
+        _ => name,
     }
-    match memchr::memchr(b'\t', v) {
-        Some(tab) => v[..tab].to_vec(),
-        None => v.to_vec(),
+}
+
+/// Whether a timestamp in `diff -u`'s form, `YYYY-MM-DD HH:MM:SS[.fraction] [±HHMM]`, is the
+/// Unix epoch (1970-01-01 00:00:00 UTC; `1969-12-31 19:00:00 -0500` is it too).
+fn is_epoch(stamp: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(stamp);
+    let mut parts = text.split_ascii_whitespace();
+    let (Some(date), Some(time)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    let zone = parts.next().unwrap_or("+0000");
+    let numbers = |s: &str, sep: char| -> Option<Vec<i64>> {
+        s.split(sep).map(|n| n.parse::<i64>().ok()).collect()
+    };
+    let (Some(ymd), Some(hms)) = (
+        numbers(date, '-'),
+        numbers(time.split('.').next().unwrap_or(""), ':'),
+    ) else {
+        return false;
+    };
+    let (&[y, m, d], &[hh, mm, ss]) = (&ymd[..], &hms[..]) else {
+        return false;
+    };
+    let fraction_zero = time
+        .split_once('.')
+        .is_none_or(|(_, f)| f.bytes().all(|b| b == b'0'));
+    let (sign, digits) = match zone.as_bytes().first() {
+        Some(b'+') => (1, &zone[1..]),
+        Some(b'-') => (-1, &zone[1..]),
+        _ => return false,
+    };
+    let Ok(z) = digits.parse::<i64>() else {
+        return false;
+    };
+    if digits.len() != 4 || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return false;
     }
+    // Days from 1970-01-01 to y-m-d (the civil calendar), then seconds, less the zone.
+    let (y, m) = if m <= 2 { (y - 1, m + 9) } else { (y, m - 3) };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let offset = sign * ((z / 100) * 3600 + (z % 100) * 60);
+    fraction_zero && days * 86_400 + hh * 3600 + mm * 60 + ss - offset == 0
 }
 
 /// A name of a `rename from`-style line.
@@ -192,6 +244,26 @@ mod tests {
     #[test]
     fn names() {
         assert_eq!(side_name(b"a/x y\t2024-01-01 10:00\n"), b"a/x y");
+        // A side dated the epoch does not exist (`diff -N`).
+        for stamp in [
+            "1970-01-01 00:00:00.000000000 +0000",
+            "1970-01-01 00:00:00 +0000",
+            "1970-01-01 01:00:00.000000000 +0100",
+            "1969-12-31 19:00:00.000000000 -0500",
+        ] {
+            let line = format!("a/born.txt\t{stamp}\n");
+            assert_eq!(side_name(line.as_bytes()), b"/dev/null", "{stamp}");
+        }
+        for stamp in [
+            "1970-01-01 00:00:01.000000000 +0000",
+            "1970-01-01 00:00:00.5 +0000",
+            "2026-12-01 21:00:00.000000000 +0000",
+            "1970-01-01 00:00:00 +0100",
+            "not a date",
+        ] {
+            let line = format!("a/f\t{stamp}\n");
+            assert_eq!(side_name(line.as_bytes()), b"a/f", "{stamp}");
+        }
         assert_eq!(side_name(b"\"a/t\\303\\251\\tx\"\n"), "a/té\tx".as_bytes());
         assert_eq!(
             git_names(b"a/x y b/x y\n"),

@@ -49,9 +49,12 @@ pub const GIT_BINARY: u8 = 17;
 pub const LITERAL: u8 = 18;
 /// `delta `
 pub const DELTA: u8 = 19;
+/// `-- ` and its LF: the signature separator `git format-patch` writes after the last hunk
+/// of a mail (RFC 3676), garbage after a completed hunk in `git` mode.
+pub const SIGNATURE: u8 = 20;
 
 /// The text of each keyword, indexed by its id.
-pub const TEXT: [&[u8]; 20] = [
+pub const TEXT: [&[u8]; 21] = [
     b"diff --git ",
     b"--- ",
     b"old mode ",
@@ -72,6 +75,7 @@ pub const TEXT: [&[u8]; 20] = [
     b"GIT binary patch\n",
     b"literal ",
     b"delta ",
+    b"-- \n",
 ];
 
 /// The longest keyword.

@@ -37,6 +37,10 @@ pub enum Value {
     Size { digits: u8 },
     /// The ranges of a hunk header after `@@ -`, then ` @@` and any text.
     Range(Range),
+    /// A CR that ended a mode, a percentage or an `index` line: only the LF may follow (a
+    /// CRLF diff, whose every line `git apply` reads with its CR; the value is read without
+    /// it).
+    Cr,
 }
 
 /// Where a hunk header is after `@@ -`: `field` 0..=3 is old start, old count, new start, new
@@ -58,6 +62,24 @@ impl Value {
 
     /// The bytes the grammar allows next (the line limit aside).
     pub fn allowed(self) -> ByteSet {
+        let set = self.allowed_before_cr();
+        if self.may_end_with_cr() && set.contains(b'\n') {
+            set.with(b'\r')
+        } else {
+            set
+        }
+    }
+
+    /// Whether a CR may stand before this value's LF as the end of the line (for names and
+    /// text a CR is content, and a hunk header's CR is its section text's).
+    fn may_end_with_cr(self) -> bool {
+        matches!(
+            self,
+            Value::Mode { .. } | Value::Percent { .. } | Value::Index { .. }
+        )
+    }
+
+    fn allowed_before_cr(self) -> ByteSet {
         match self {
             Value::Path { empty: true } => NOT_LF,
             Value::Path { empty: false } | Value::Text => ByteSet::FULL,
@@ -122,6 +144,7 @@ impl Value {
                 }
             }
             Value::Range(r) => r.allowed(),
+            Value::Cr => LF,
         }
     }
 
@@ -134,6 +157,9 @@ impl Value {
             } else {
                 Err(UnexpectedByte)
             };
+        }
+        if byte == b'\r' && self.may_end_with_cr() && self.allowed().contains(b'\r') {
+            return Ok(Some(Value::Cr));
         }
         let next = match self {
             Value::Path { .. } => Value::Path { empty: false },
@@ -221,6 +247,7 @@ impl Value {
             Value::Index { phase: 1, .. } => 3,
             Value::Index { empty, .. } => 1 + empty as u32,
             Value::Range(r) => r.min_rest(),
+            Value::Cr => 1,
         }
     }
 }
@@ -407,11 +434,35 @@ mod tests {
                 field: 7,
                 digits: 0,
             }),
+            Value::Mode { digits: 6 },
+            Value::Percent {
+                digits: 2,
+                value: 90,
+                done: true,
+            },
+            Value::Index {
+                phase: 3,
+                empty: false,
+            },
+            Value::Cr,
         ];
         for s in states {
             for b in 0..=255u8 {
                 assert_eq!(s.allowed().contains(b), s.step(b).is_ok(), "{s:?} {b}");
             }
         }
+        // A CR ends a mode, a percentage or an index line, and only the LF follows it; in
+        // a name it is content.
+        assert_eq!(Value::Mode { digits: 6 }.step(b'\r'), Ok(Some(Value::Cr)));
+        assert_eq!(Value::Cr.step(b'\n'), Ok(None));
+        assert!(Value::Cr.step(b'\r').is_err());
+        assert!(
+            Value::Mode { digits: 0 }.step(b'\r').is_err(),
+            "no digit yet"
+        );
+        assert_eq!(
+            Value::Path { empty: false }.step(b'\r'),
+            Ok(Some(Value::Path { empty: false }))
+        );
     }
 }

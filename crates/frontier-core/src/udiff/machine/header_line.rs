@@ -131,6 +131,10 @@ impl UdiffMachine {
                 })
             }
             kw::LITERAL | kw::DELTA => self.pos = value(Value::Size { digits: 0 }),
+            kw::SIGNATURE => {
+                // Its LF: the whole line, held so far, is garbage.
+                return Ok(self.begin(Class::Garbage, b'\n', Ctx::Top));
+            }
             kw::GIT_BINARY => {
                 self.ctx = Ctx::BinHdr;
                 self.pos = Pos::Start;

@@ -109,7 +109,10 @@ impl UdiffMachine {
                 };
                 // Whatever the line is, the hunk is over.
                 self.ctx = Ctx::Hunks;
-                let cands = self.continuing(self.ctx) | self.top_kws();
+                // A mail's signature separator is no removed line (`git apply` reads a
+                // `git format-patch` mail whole); in `git` mode it is garbage.
+                let signature = if git { kw::bit(kw::SIGNATURE) } else { 0 };
+                let cands = self.continuing(self.ctx) | self.top_kws() | signature;
                 self.keyword(cands, 0, div, byte, END_HUNK)
             }
             Ctx::Hunks => {
