@@ -510,6 +510,11 @@ fn apply_patch_id_edges(shared: &Shared, other_special: u32, hole: Option<u32>) 
         m.consume(newline),
         Err(MaskError::Terminated { token: newline })
     );
+    // EOS after EOS is taken, the sequence still ended; rollback undoes it first.
+    m.consume(eos).unwrap();
+    assert!(m.is_terminated());
+    m.rollback(1).unwrap();
+    assert!(m.is_terminated(), "the first EOS is still there");
     m.rollback(1).unwrap();
     let back = snapshot(&m);
     assert_eq!(

@@ -102,18 +102,59 @@ fn eos_at_the_end_terminates_and_leaves_only_eos() {
         "after EOS the mask holds EOS only"
     );
     let before = snapshot(&m);
-    for token in [CALL, EOS, BOS, HOLE] {
+    for token in [CALL, SP, BOS, HOLE] {
         let err = m.consume(token).unwrap_err();
         assert_eq!(err, MaskError::Terminated { token });
+        assert_eq!(err.kind(), MaskErrorKind::Terminated);
         assert_eq!(snapshot(&m), before);
     }
+    assert_eq!(
+        m.consume(u32::MAX),
+        Err(MaskError::TokenOutOfRange {
+            token: u32::MAX,
+            vocab_size: 12
+        })
+    );
+    assert_eq!(snapshot(&m), before);
     let mut forced = Vec::new();
     m.forced_bytes(&mut forced);
     assert!(forced.is_empty());
-    // EOS is undone like any token.
+    // What the mask allows is taken: EOS after EOS, the sequence still ended, one more
+    // token of history each.
+    let kept = m.history_len();
+    m.consume(EOS).unwrap();
+    m.consume(EOT).unwrap();
+    let (state, terminated, history, mask) = snapshot(&m);
+    assert_eq!(
+        (state, terminated, history, &mask),
+        (before.0, true, kept + 2, &before.3)
+    );
+    assert!(m.accepting() && !m.is_error());
+    assert_eq!(m.consume(CALL), Err(MaskError::Terminated { token: CALL }));
+    assert_eq!(m.validate_tokens(&[EOS, EOT, EOS, CALL, EOS]), 3);
+    assert_eq!(m.validate_tokens(&[EOT]), 1);
+    assert_eq!(m.history_len(), kept + 2, "validate changed nothing");
+    // Each EOS is undone like any token: two of them still leave the first.
+    m.rollback(2).unwrap();
+    assert_eq!(snapshot(&m), before);
     m.rollback(1).unwrap();
     assert!(!m.is_terminated());
     m.consume(CALL).unwrap();
+}
+
+#[test]
+fn validate_runs_through_eos_and_the_eos_after_it() {
+    let grammar = grammar();
+    let m = grammar.matcher();
+    let mut tokens = ONE_CALL.to_vec();
+    tokens.extend([EOS, EOT, EOS]);
+    assert_eq!(m.validate_tokens(&tokens), tokens.len());
+    tokens.push(LF);
+    assert_eq!(m.validate_tokens(&tokens), tokens.len() - 1);
+    let mut fed = grammar.matcher();
+    consume_all(&mut fed, &tokens[..tokens.len() - 1]);
+    assert!(fed.is_terminated());
+    assert_eq!(fed.history_len(), tokens.len() - 1);
 }
 
 #[test]

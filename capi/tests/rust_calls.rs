@@ -117,6 +117,21 @@ fn a_patch_token_by_token_with_every_operation() {
         let fork = frontier_matcher_clone(m);
         assert_eq!(frontier_matcher_accept_token(m, EOS), 1);
         assert!(frontier_matcher_is_terminated(m));
+        assert_eq!(mask(m), 1 << EOS, "after EOS, EOS only");
+        assert_eq!(frontier_matcher_accept_token(m, 2), 0, "only EOS after EOS");
+        assert!(
+            last_error(m).starts_with("terminated: "),
+            "{}",
+            last_error(m)
+        );
+        assert_eq!(
+            frontier_matcher_validate_tokens(m, [EOS, EOS, 2].as_ptr(), 3),
+            2
+        );
+        assert_eq!(frontier_matcher_accept_token(m, EOS), 1, "EOS after EOS");
+        assert!(frontier_matcher_is_terminated(m));
+        assert_eq!(frontier_matcher_rollback(m, 1), 0);
+        assert!(frontier_matcher_is_terminated(m), "the first EOS stays");
         assert!(
             !frontier_matcher_is_terminated(fork),
             "the clone is independent"

@@ -35,7 +35,7 @@ class FrontierGrammar:
 
     def accept_tokens(self, request_id: str, tokens: list[int]) -> bool:
         """Takes ``tokens`` in order: ``True``, or ``False`` with nothing taken when one is
-        refused (an id past the vocabulary, or after EOS, included)."""
+        refused (an id past the vocabulary, or a token other than EOS after EOS, included)."""
         if any(not 0 <= t < self.vocab_size for t in tokens):
             return False
         return self.matcher.accept_tokens(tokens)

@@ -107,8 +107,9 @@ impl Matcher {
     }
 
     /// Takes ``token`` if the language allows it: ``True``, or ``False`` and nothing changed.
-    /// An EOS token is allowed once the text is complete and ends the sequence. An id outside
-    /// the vocabulary raises ``ValueError``.
+    /// An EOS token is allowed once the text is complete and ends the sequence; after it, an
+    /// EOS token is still taken (the sequence stays ended, one more token for ``rollback``)
+    /// and any other is refused. An id outside the vocabulary raises ``ValueError``.
     fn accept_token(&mut self, token: i64) -> PyResult<bool> {
         let id = self.id(token)?;
         Ok(self.inner.consume(id).is_ok())

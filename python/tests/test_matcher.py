@@ -59,7 +59,25 @@ def test_the_loop_of_a_decoder(vocab):
     assert m.accept_token(EOS)
     assert m.is_terminated()
     assert allowed(m) == {EOS}, "after EOS, only EOS"
-    assert not m.accept_token(LINE), "nothing after EOS"
+    assert not m.accept_token(LINE), "nothing after EOS but EOS"
+
+
+def test_eos_after_eos_is_taken_and_counts_for_rollback(vocab):
+    m = fs.Matcher(vocab, "apply_patch")
+    assert m.accept_tokens(PATCH + [EOS])
+    assert m.accept_token(EOS), "the mask after EOS allows EOS, so EOS is taken"
+    assert m.is_terminated() and allowed(m) == {EOS}
+    for token in (LINE, LF, PAD, HOLE):
+        assert not m.accept_token(token)
+    assert m.validate_tokens([EOS, EOS, LF, EOS]) == 2
+    assert m.accept_tokens([EOS, EOS])
+    assert not m.accept_tokens([EOS, LF]), "all or nothing"
+    m.rollback(3)  # the three later EOS tokens
+    assert m.is_terminated(), "the first EOS is still taken"
+    m.rollback(1)
+    assert not m.is_terminated() and allowed(m) == {LF, EOS}
+    fresh = fs.Matcher(vocab, "apply_patch")
+    assert fresh.validate_tokens(PATCH + [EOS, EOS, EOS]) == 7
 
 
 def test_refusals_change_nothing(vocab):

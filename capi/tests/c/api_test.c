@@ -218,13 +218,29 @@ static void matcher(FrontierVocab *v, const uint32_t *ids, size_t n) {
   CHECK(frontier_matcher_fill_mask(m, mask, words) == 0);
   printf("mask %zu %016" PRIx64 "\n", n, fnv1a(mask, words));
   CHECK(frontier_matcher_is_terminated(m));
-  CHECK(frontier_matcher_accept_token(m, ids[0]) == 0); /* nothing after EOS */
+  CHECK(frontier_matcher_accept_token(m, ids[0]) == 0); /* nothing after EOS but EOS */
+  CHECK(strstr(frontier_matcher_last_error(m), "terminated: ") == frontier_matcher_last_error(m));
+  /* EOS again: taken (the mask allows it), still terminated, the same EOS-only mask */
+  uint32_t *after = calloc(words, sizeof *after);
+  memcpy(after, mask, words * 4);
+  CHECK(allowed(mask, ids[n - 1]));
+  CHECK(frontier_matcher_accept_token(m, ids[n - 1]) == 1);
+  CHECK(frontier_matcher_is_terminated(m));
+  CHECK(frontier_matcher_validate_tokens(m, &ids[n - 1], 1) == 1);
+  CHECK(frontier_matcher_validate_tokens(m, ids, 1) == 0);
+  CHECK(frontier_matcher_fill_mask(m, mask, words) == 0);
+  CHECK(memcmp(after, mask, words * 4) == 0);
+  free(after);
+  /* the second EOS is one token for rollback: undoing it leaves the first */
+  CHECK(frontier_matcher_rollback(m, 1) == 0);
+  CHECK(frontier_matcher_is_terminated(m));
   /* EOS counts as one token for rollback */
   CHECK(frontier_matcher_rollback(m, 1) == 0);
   CHECK(!frontier_matcher_is_terminated(m));
   CHECK(frontier_matcher_is_accepting(m));
-  /* 32 tokens are kept, one of them just undone: one more than the rest is refused */
-  size_t kept = (n < 32 ? n : 32) - 1;
+  /* 32 tokens are kept (the second EOS pushed out the oldest), two of them just undone:
+   * one more than the rest is refused */
+  size_t kept = (n + 1 < 32 ? n + 1 : 32) - 2;
   CHECK(frontier_matcher_rollback(m, kept + 1) == -1);
   CHECK(strstr(frontier_matcher_last_error(m), "rollback_past_history") != NULL);
   CHECK(frontier_matcher_rollback(m, kept) == 0);

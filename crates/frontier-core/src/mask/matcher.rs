@@ -488,7 +488,12 @@ impl<R: Recognizer> Matcher<R> {
             });
         };
         if terminated {
-            return Err(MaskError::Terminated { token });
+            // The mask after EOS holds the EOS tokens only, and what a mask allows is taken:
+            // another EOS keeps the sequence ended (one more token for `rollback`).
+            return match kind {
+                TokenKind::Eos => Ok((state, true)),
+                _ => Err(MaskError::Terminated { token }),
+            };
         }
         match kind {
             TokenKind::Normal => {
@@ -511,7 +516,9 @@ impl<R: Recognizer> Matcher<R> {
     }
 
     /// Takes `token`. A refused token is an error that changes nothing: the matcher stays
-    /// usable. EOS is taken only when the text is a sentence, and ends the sequence.
+    /// usable. EOS is taken only when the text is a sentence, and ends the sequence; once
+    /// ended, an EOS token is still taken (the sequence stays ended, and the token counts for
+    /// `rollback`), any other is refused ([`MaskError::Terminated`]).
     pub fn consume(&mut self, token: u32) -> Result<(), MaskError> {
         let (state, terminated) = self.step(self.state, self.terminated, token)?;
         if self.depth > 0 {

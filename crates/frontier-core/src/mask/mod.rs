@@ -62,7 +62,7 @@ pub enum MaskErrorKind {
     SpecialToken,
     /// EOS before the text is a sentence.
     EosTooEarly,
-    /// A token after EOS ended the sequence.
+    /// A token other than EOS after EOS ended the sequence.
     Terminated,
     /// `rollback` of more tokens than the history keeps.
     RollbackPastHistory,
@@ -113,7 +113,7 @@ pub enum MaskError {
         /// The id.
         token: u32,
     },
-    /// `token` after EOS ended the sequence.
+    /// `token`, not an EOS token, after EOS ended the sequence.
     Terminated {
         /// The id.
         token: u32,
