@@ -43,8 +43,9 @@ size_t frontier_vocab_size(const FrontierVocab *vocab);
 void frontier_vocab_free(FrontierVocab *vocab);
 
 /* Matcher: mask layout of masks.md (bit t % 32 of word t / 32, 1 = allowed). mode NULL: the
- * language's default. fill_mask writes mask_words words, and with fewer than that is -1 and
- * writes nothing. accept_token: 1 accepted, 0 refused (matcher unchanged, reason in
+ * language's default. fill_mask writes mask_words words and zeros in the dst_words past them
+ * (a row as wide as the logits: ids past vocab_size are never allowed); with fewer than
+ * mask_words it is -1 and writes nothing. accept_token: 1 accepted, 0 refused (matcher unchanged, reason in
  * last_error), -1 error; an id >= vocab_size is refused. validate_tokens: the accepted prefix's
  * length, state unchanged. rollback keeps 32 tokens (EOS counts as one); rollback(0) does
  * nothing. forced_bytes returns the full length, writing at most cap bytes; it is empty when

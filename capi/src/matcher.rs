@@ -115,8 +115,9 @@ pub unsafe extern "C" fn frontier_matcher_mask_words(m: *const FrontierMatcher) 
     m.read(0, |m| Ok(m.grammar.mask_words()))
 }
 
-/// Writes the next token's mask into `dst[0 .. mask_words]`: 0, or −1 (writing nothing) when
-/// `dst_words < mask_words`.
+/// Writes the next token's mask into `dst[0 .. mask_words]` and zeros into
+/// `dst[mask_words .. dst_words]` (a row as wide as the model's logits: the ids past the
+/// vocabulary are never allowed): 0, or −1 (writing nothing) when `dst_words < mask_words`.
 ///
 /// # Safety
 /// `m` is NULL or live; `dst` is NULL or `dst_words` writable words.
@@ -140,9 +141,11 @@ pub unsafe extern "C" fn frontier_matcher_fill_mask(
                 "dst holds {dst_words} words, the mask needs {words}"
             ));
         }
-        // SAFETY: non-NULL, and the caller guarantees `dst_words >= words` writable words.
-        let dst = unsafe { std::slice::from_raw_parts_mut(dst, words) };
-        m.matcher.fill_mask(dst).map_err(|e| e.to_string())?;
+        // SAFETY: non-NULL, and the caller guarantees `dst_words` writable words at `dst`.
+        let dst = unsafe { std::slice::from_raw_parts_mut(dst, dst_words) };
+        let (mask, past) = dst.split_at_mut(words);
+        m.matcher.fill_mask(mask).map_err(|e| e.to_string())?;
+        past.fill(0);
         Ok(0)
     })
 }

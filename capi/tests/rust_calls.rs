@@ -163,6 +163,24 @@ fn a_patch_token_by_token_with_every_operation() {
 }
 
 #[test]
+fn a_longer_mask_buffer_gets_zeros_past_the_vocabulary() {
+    let v = vocab();
+    let m = matcher(v);
+    // SAFETY: live handles; each buffer has the length given.
+    unsafe {
+        let mut row = [0xabab_abab_u32; 4];
+        assert_eq!(frontier_matcher_fill_mask(m, row.as_mut_ptr(), 4), 0);
+        assert_eq!(row, [0b1, 0, 0, 0], "the mask, then zeros");
+        assert_eq!(frontier_matcher_accept_token(m, 0), 1);
+        let mut row = [u32::MAX; 2];
+        assert_eq!(frontier_matcher_fill_mask(m, row.as_mut_ptr(), 2), 0);
+        assert_eq!(row, [0b10, 0]);
+        frontier_matcher_free(m);
+        frontier_vocab_free(v);
+    }
+}
+
+#[test]
 fn a_short_mask_buffer_is_an_error_that_writes_nothing() {
     let v = vocab();
     let m = matcher(v);

@@ -160,6 +160,17 @@ static void matcher(FrontierVocab *v, const uint32_t *ids, size_t n) {
   CHECK(frontier_matcher_fill_mask(m, mask, words - 1) == -1);
   CHECK(mask[0] == 0x12345678);
   CHECK(strstr(frontier_matcher_last_error(m), "words") != NULL);
+  /* a row as wide as logits of vocab_size + 100 ids: the mask, then zeros to its end */
+  size_t wide_words = (vocab_size + 100 + 31) / 32;
+  uint32_t *wide = malloc(wide_words * sizeof *wide);
+  uint32_t *exact = calloc(words, sizeof *exact);
+  memset(wide, 0xab, wide_words * sizeof *wide);
+  CHECK(frontier_matcher_fill_mask(m, exact, words) == 0);
+  CHECK(frontier_matcher_fill_mask(m, wide, wide_words) == 0);
+  CHECK(memcmp(wide, exact, words * 4) == 0);
+  for (size_t w = words; w < wide_words; w++) CHECK(wide[w] == 0);
+  free(exact);
+  free(wide);
   /* ids past the vocabulary and refused tokens leave the matcher as it was */
   CHECK(frontier_matcher_accept_token(m, (uint32_t)vocab_size) == 0);
   CHECK(strcmp(frontier_matcher_last_error(m),
@@ -178,7 +189,9 @@ static void matcher(FrontierVocab *v, const uint32_t *ids, size_t n) {
   CHECK(frontier_matcher_forced_bytes(m, NULL, 0) == full);
 
   for (size_t i = 0; i < n; i++) {
+    mask[words] = 0xababababu; /* a row wider than the vocabulary: the word past it is 0 */
     CHECK(frontier_matcher_fill_mask(m, mask, words + 1) == 0);
+    CHECK(mask[words] == 0);
     printf("mask %zu %016" PRIx64 "\n", i, fnv1a(mask, words));
     CHECK(allowed(mask, ids[i]));
     for (size_t t = vocab_size; t < words * 32; t++) CHECK(!allowed(mask, (uint32_t)t));
