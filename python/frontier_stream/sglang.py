@@ -38,8 +38,9 @@ class FrontierGrammar:
         """Reasoning sections are not part of frontier's languages: nothing to do."""
 
     def accept_token(self, token: int) -> None:
-        """Takes ``token``; a refused one raises ``ValueError`` and changes nothing."""
-        if not 0 <= token < self.matcher.vocab.size or not self.matcher.accept_token(token):
+        """Takes ``token``; a refused one (an id past the vocabulary included) raises
+        ``ValueError`` and changes nothing."""
+        if not self.matcher.accept_token(token):
             raise ValueError(f"token {token} is refused by the {self.matcher!r} grammar")
         self.current_token = token
 

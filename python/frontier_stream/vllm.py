@@ -31,19 +31,16 @@ class FrontierGrammar:
 
     def __init__(self, matcher: Matcher) -> None:
         self.matcher = matcher
-        self.vocab_size = matcher.vocab.size
 
     def accept_tokens(self, request_id: str, tokens: list[int]) -> bool:
         """Takes ``tokens`` in order: ``True``, or ``False`` with nothing taken when one is
         refused (an id past the vocabulary, or a token other than EOS after EOS, included)."""
-        if any(not 0 <= t < self.vocab_size for t in tokens):
-            return False
         return self.matcher.accept_tokens(tokens)
 
     def validate_tokens(self, tokens: list[int]) -> list[int]:
-        """The longest prefix of ``tokens`` the grammar would take; the state is unchanged."""
-        cut = next((i for i, t in enumerate(tokens) if not 0 <= t < self.vocab_size), len(tokens))
-        return tokens[: self.matcher.validate_tokens(tokens[:cut])]
+        """The longest prefix of ``tokens`` the grammar would take (an id past the vocabulary
+        ends it); the state is unchanged."""
+        return tokens[: self.matcher.validate_tokens(tokens)]
 
     def rollback(self, num_tokens: int) -> None:
         """Undoes the last ``num_tokens`` taken tokens (EOS counts as one)."""

@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -45,24 +45,21 @@ fn mask_error(error: MaskError) -> PyErr {
     PyValueError::new_err(error.to_string())
 }
 
-impl Matcher {
-    /// `token` as an id of the vocabulary, or a `ValueError`.
-    fn id(&self, token: i64) -> PyResult<u32> {
-        let size = self.grammar.vocab().size();
-        u32::try_from(token)
-            .ok()
-            .filter(|&id| id < size)
-            .ok_or_else(|| {
-                PyValueError::new_err(format!(
-                    "token {token} is out of range: the vocabulary has ids 0 to {}",
-                    i64::from(size) - 1
-                ))
-            })
+/// `token` (any Python integer, or an object with `__index__`) as an id to ask the matcher
+/// about: `None` for an integer that is no `u32` (negative, or 2**32 and above), which no
+/// vocabulary has, so it is refused like any id past the vocabulary; anything else that is
+/// not an integer is the `TypeError` of the conversion.
+fn token_id(token: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
+    match token.extract::<i64>() {
+        Ok(value) => Ok(u32::try_from(value).ok()),
+        Err(error) if error.is_instance_of::<PyOverflowError>(token.py()) => Ok(None),
+        Err(error) => Err(error),
     }
+}
 
-    fn ids(&self, tokens: &[i64]) -> PyResult<Vec<u32>> {
-        tokens.iter().map(|&t| self.id(t)).collect()
-    }
+/// [`token_id`] of each of `tokens` (a `TypeError` for any non-integer, wherever it is).
+fn token_ids(tokens: &[Bound<'_, PyAny>]) -> PyResult<Vec<Option<u32>>> {
+    tokens.iter().map(token_id).collect()
 }
 
 #[pymethods]
@@ -109,16 +106,25 @@ impl Matcher {
     /// Takes ``token`` if the language allows it: ``True``, or ``False`` and nothing changed.
     /// An EOS token is allowed once the text is complete and ends the sequence; after it, an
     /// EOS token is still taken (the sequence stays ended, one more token for ``rollback``)
-    /// and any other is refused. An id outside the vocabulary raises ``ValueError``.
-    fn accept_token(&mut self, token: i64) -> PyResult<bool> {
-        let id = self.id(token)?;
-        Ok(self.inner.consume(id).is_ok())
+    /// and any other is refused. Any integer is asked about: an id outside the vocabulary
+    /// (negative, or ``vocab.size`` and above, however large) is refused, ``False``. A
+    /// non-integer raises ``TypeError``.
+    fn accept_token(&mut self, token: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(match token_id(token)? {
+            Some(id) => self.inner.consume(id).is_ok(),
+            None => false,
+        })
     }
 
     /// Takes all of ``tokens`` in order: ``True``, or ``False`` and nothing changed when one
-    /// of them is refused.
-    fn accept_tokens(&mut self, tokens: Vec<i64>) -> PyResult<bool> {
-        let ids = self.ids(&tokens)?;
+    /// of them is refused (an id outside the vocabulary included).
+    fn accept_tokens(&mut self, tokens: Vec<Bound<'_, PyAny>>) -> PyResult<bool> {
+        let Some(ids) = token_ids(&tokens)?
+            .into_iter()
+            .collect::<Option<Vec<u32>>>()
+        else {
+            return Ok(false);
+        };
         if self.inner.validate_tokens(&ids) < ids.len() {
             return Ok(false);
         }
@@ -128,10 +134,12 @@ impl Matcher {
         Ok(true)
     }
 
-    /// How many of ``tokens``, from the first, would be taken in turn; the matcher is
-    /// unchanged.
-    fn validate_tokens(&self, tokens: Vec<i64>) -> PyResult<usize> {
-        Ok(self.inner.validate_tokens(&self.ids(&tokens)?))
+    /// How many of ``tokens``, from the first, would be taken in turn (an id outside the
+    /// vocabulary is refused, so the count stops before it); the matcher is unchanged.
+    fn validate_tokens(&self, tokens: Vec<Bound<'_, PyAny>>) -> PyResult<usize> {
+        let ids = token_ids(&tokens)?;
+        let ids: Vec<u32> = ids.iter().map_while(|&id| id).collect();
+        Ok(self.inner.validate_tokens(&ids))
     }
 
     /// Undoes the last ``n`` accepted tokens (EOS counts as one). More than the kept history

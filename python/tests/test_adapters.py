@@ -104,6 +104,10 @@ def test_vllm_accept_tokens_refuses_whole_and_rolls_back_eos(o200k):
     g = backend.compile_grammar(None, "apply_patch")
     tokens = o200k.encode(PATCHES[2])
     assert not g.accept_tokens("r", tokens[:2] + [o200k.size + 5])
+    for bad in (-1, 1 << 32, 1 << 70):
+        assert not g.accept_tokens("r", tokens[:2] + [bad])
+        assert g.validate_tokens(tokens[:2] + [bad] + tokens[2:]) == tokens[:2]
+    assert g.validate_tokens([]) == []
     assert not g.accept_tokens("r", tokens[:2] + o200k.eos_ids)
     assert g.validate_tokens(tokens + o200k.eos_ids) == tokens + o200k.eos_ids
     assert g.accept_tokens("r", tokens + o200k.eos_ids)
@@ -153,8 +157,10 @@ def test_sglang_tree_walk(o200k):
     assert (mask_of(root.matcher, words) == mask_of(reference(o200k, prefix), words)).all()
     with pytest.raises(ValueError, match="JSON"):
         backend.dispatch_json("{}")
-    with pytest.raises(ValueError):
-        root.accept_token(o200k.size)
+    for bad in (o200k.size, -1, 1 << 32, 1 << 70):
+        with pytest.raises(ValueError, match="refused"):
+            root.accept_token(bad)
+    assert (mask_of(root.matcher, words) == mask_of(reference(o200k, prefix), words)).all()
 
 
 class Model:
