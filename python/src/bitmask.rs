@@ -11,8 +11,9 @@
 //! - a torch tensor (which exports no buffer): its `device`, `dtype`, `is_contiguous()`,
 //!   `shape` and `data_ptr()`, the tensor held while the [`Bitmask`] lives.
 //!
-//! A wrong dtype, shape, device, a non-contiguous or read-only array, and a row index out of
-//! range are exceptions raised before anything is written.
+//! A wrong dtype (a non-native byte order included: numpy's `>i4` on a little-endian
+//! machine), shape, device, a non-contiguous or read-only array, and a row index out of range
+//! are exceptions raised before anything is written.
 //!
 //! This module is the package's only `unsafe` code: turning the checked pointer into row
 //! slices. Rows handed out at once are distinct, so the slices never alias each other; what
@@ -54,6 +55,18 @@ fn is_torch_tensor(obj: &Bound<'_, PyAny>) -> bool {
         && obj.hasattr("data_ptr").unwrap_or(false)
 }
 
+/// Whether a buffer's struct-module `format` is in the machine's byte order: no prefix, `@`
+/// or `=` (native), or the explicit order that is the machine's (`<` on little-endian, `>` or
+/// `!` on big-endian). PyO3's own format check (0.27) lets a big-endian `>i` through on a
+/// little-endian machine, where its words would be written in the wrong order.
+fn native_byte_order(format: &std::ffi::CStr) -> bool {
+    match format.to_bytes().first() {
+        Some(b'<') => cfg!(target_endian = "little"),
+        Some(b'>' | b'!') => cfg!(target_endian = "big"),
+        _ => true,
+    }
+}
+
 fn shape_of(rows: usize, words: usize, mask_words: usize) -> PyResult<(usize, usize)> {
     if words < mask_words {
         return Err(PyValueError::new_err(format!(
@@ -80,6 +93,18 @@ impl Bitmask {
                 )));
             }
         };
+        if !native_byte_order(buffer.format()) {
+            return Err(PyTypeError::new_err(format!(
+                "bitmask must be a 2-D int32 array in the machine's byte order, got format {:?} \
+                 (numpy: {} instead of >i4; convert with .astype(np.int32))",
+                buffer.format().to_string_lossy(),
+                if cfg!(target_endian = "little") {
+                    "<i4"
+                } else {
+                    ">i4"
+                },
+            )));
+        }
         if buffer.readonly() {
             return Err(PyValueError::new_err("bitmask is read-only"));
         }

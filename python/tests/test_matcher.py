@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import array
 import copy
+import sys
 import threading
 
 import numpy as np
@@ -171,6 +173,28 @@ def test_copies_are_independent(vocab):
     assert allowed(m) == {ADD, STAR}, "the original did not move"
 
 
+NATIVE = "<" if sys.byteorder == "little" else ">"
+
+
+def test_a_non_native_byte_order_is_refused_and_native_ones_are_taken(vocab):
+    m = fs.Matcher(vocab, "apply_patch")
+    foreign = np.full((2, 1), 7, dtype=">i4" if NATIVE == "<" else "<i4")
+    with pytest.raises(TypeError, match="byte order"):
+        m.fill_next_token_bitmask(foreign, 0)
+    with pytest.raises(TypeError, match="byte order"):
+        fs.fill_next_token_bitmasks([m], foreign)
+    assert (foreign == 7).all(), "nothing was written"
+    expected = (1 << BEGIN) | (1 << STAR)
+    for dtype in (np.int32, "=i4", NATIVE + "i4"):
+        row = np.zeros((1, 1), dtype=dtype)
+        m.fill_next_token_bitmask(row, 0)
+        assert row[0, 0] == expected, dtype
+    # The same words through another exporter: array.array of C ints.
+    words = array.array("i", [7])
+    m.fill_next_token_bitmask(memoryview(words).cast("B").cast("i", (1, 1)), 0)
+    assert words[0] == expected
+
+
 def test_mask_words_past_the_vocabulary_are_zero(vocab):
     m = fs.Matcher(vocab, "apply_patch")
     bitmask = fs.allocate_token_bitmask(2, 100)  # a model whose logits are 100 wide
@@ -186,6 +210,8 @@ def test_bad_bitmasks_raise_and_write_nothing(vocab):
     bad = [
         (np.zeros((2, 1), dtype=np.int64), TypeError, "int32"),
         (np.zeros((2, 1), dtype=np.float32), TypeError, "int32"),
+        (np.zeros((2, 1), dtype=">i4" if NATIVE == "<" else "<i4"), TypeError, "byte order"),
+        (np.zeros((2, 1), dtype=np.uint32), TypeError, "int32"),
         (np.zeros(1, dtype=np.int32), ValueError, "2 dimensions"),
         (np.zeros((2, 1, 1), dtype=np.int32), ValueError, "2 dimensions"),
         (np.zeros((2, 0), dtype=np.int32), ValueError, "needs 1"),
