@@ -12,11 +12,12 @@ use std::sync::Arc;
 
 use agent_support::assert_success;
 use agent_support::server::{self, Reply};
-use frontier::agent::context::{Ladder, Settings};
+use frontier::agent::context::{Ladder, Settings, MUST_ACT_REMINDER};
 use frontier::agent::openai::{OpenAi, OpenAiConfig};
 use frontier::agent::replay::{Replay, Turn};
 use frontier::agent::{Config, EndStatus, Finish, ModelSource};
 use frontier::apply::Workspace;
+use frontier::context::block::{Kind, Visibility};
 use frontier::context::durable::Durability;
 use frontier::context::tokens::CpatEstimator;
 use frontier::language::CtlMode;
@@ -603,14 +604,33 @@ fn a_context_overflow_compacts_once_through_the_engine() {
     assert_eq!(ids, &[json!("assistant_003"), json!("tool_004")]);
 }
 
+/// The text of an ingested block, from the content store.
+fn ingested_text(run_dir: &Path, record: &Value) -> String {
+    let key = record["content_key"].as_str().unwrap();
+    std::fs::read_to_string(run_dir.join("content").join(format!("{key}.txt"))).unwrap()
+}
+
 /// The runtime reminders the journal ingested: their text from the content store.
 fn reminders(run_dir: &Path) -> Vec<String> {
     journal(run_dir)
         .iter()
         .filter(|r| r["type"] == "ingest" && r["origin"] == "runtime")
+        .map(|r| ingested_text(run_dir, r))
+        .collect()
+}
+
+/// The budget reports the journal ingested: each block's id, the reports it hid, its JSON.
+fn budget_reports(run_dir: &Path) -> Vec<(String, Value, Value)> {
+    journal(run_dir)
+        .iter()
+        .filter(|r| r["type"] == "ingest" && r["kind"] == "budget_report")
         .map(|r| {
-            let key = r["content_key"].as_str().unwrap();
-            std::fs::read_to_string(run_dir.join("content").join(format!("{key}.txt"))).unwrap()
+            let report = serde_json::from_str(&ingested_text(run_dir, r)).unwrap();
+            (
+                r["block_id"].as_str().unwrap().to_owned(),
+                r["hides"].clone(),
+                report,
+            )
         })
         .collect()
 }
@@ -645,17 +665,16 @@ fn critical_pressure_offloads_the_largest_result_then_reports() {
     assert_eq!(fallback.len(), 1);
     assert_eq!(fallback[0]["reason"], "critical budget pressure");
     assert_eq!(fallback[0]["operations"][0]["ids"], json!(["tool_004"]));
-    // One report, after the fallback: CPAT says soft when the fallback brought it down.
-    let reports = reminders(runs.path());
-    assert_eq!(reports.len(), 1, "{reports:?}");
-    let json_text = reports[0]
-        .strip_prefix("<budget_report>\n")
-        .and_then(|r| r.strip_suffix("\n</budget_report>"))
-        .unwrap();
-    let report: Value = serde_json::from_str(json_text).unwrap();
+    // The first report comes after the fallback: CPAT says soft when the fallback brought the
+    // level down. It is a `budget_report` block holding CPAT's JSON.
+    let reports = budget_reports(runs.path());
+    assert!(!reports.is_empty());
+    let (_, hides, report) = &reports[0];
+    assert_eq!(hides, &json!([]), "nothing to rotate out yet");
     assert_eq!(report["pressure"], "soft");
     assert_eq!(report["max_tokens"], 3000);
     assert_eq!(report["required_preserve"].as_array().unwrap().len(), 4);
+    assert!(reminders(runs.path()).is_empty(), "soft asks for nothing");
 }
 
 #[test]
@@ -711,7 +730,7 @@ fn generational_retires_the_oldest_result_first_where_critical_takes_the_largest
 }
 
 #[test]
-fn must_act_is_reported_once_per_level_and_never_becomes_the_question() {
+fn reports_rotate_every_turn_and_a_must_act_turn_that_ignores_them_is_reminded() {
     let root = workspace();
     let runs = tempfile::tempdir().unwrap();
     let turns = vec![
@@ -728,16 +747,79 @@ fn must_act_is_reported_once_per_level_and_never_becomes_the_question() {
         .filter(|r| r["step"] == "budget_report")
         .map(|r| r["pressure"].as_str().unwrap())
         .collect();
-    assert_eq!(levels, ["must_act"]);
-    let reports = reminders(runs.path());
-    assert_eq!(reports.len(), 1);
-    assert!(reports[0].contains("\"pressure\": \"must_act\""));
-    assert!(reports[0].ends_with("or say no_context_update_needed."));
-    // The reminder is the runtime's: the current question is still the task.
+    assert!(
+        levels.len() >= 2 && levels.iter().all(|l| *l == "must_act"),
+        "{levels:?}"
+    );
+    // A report every turn, each hiding the one before (CPAT's rotation).
+    let reports = budget_reports(runs.path());
+    assert_eq!(reports.len(), levels.len());
+    for (i, (_, hides, report)) in reports.iter().enumerate() {
+        assert_eq!(report["pressure"], "must_act");
+        let before: Vec<&str> = reports[..i]
+            .last()
+            .map(|(id, ..)| id.as_str())
+            .into_iter()
+            .collect();
+        assert_eq!(hides, &json!(before), "report {i}");
+    }
+    // The turns that ran task tools and neither updated nor declined are reminded; the
+    // reminders are the runtime's, never the current question.
+    let nudges = reminders(runs.path());
+    assert!(!nudges.is_empty());
+    assert!(nudges.iter().all(|n| n == MUST_ACT_REMINDER), "{nudges:?}");
     let replayed = frontier::context::replay::replay(runs.path(), Arc::new(CpatEstimator)).unwrap();
     let store = replayed.engine.store();
     let question = store.block(store.current_question().unwrap());
     assert_eq!(question.id, "user_002");
+    // Replayed, the rotation holds: only the last report is seen.
+    let shown: Vec<&str> = store
+        .iter()
+        .filter(|b| b.kind == Kind::BudgetReport && b.visibility == Visibility::Model)
+        .map(|b| b.id.as_str())
+        .collect();
+    assert_eq!(shown, [reports.last().unwrap().0.as_str()]);
+}
+
+#[test]
+fn a_must_act_turn_that_updates_the_context_is_not_reminded() {
+    let root = workspace();
+    let runs = tempfile::tempdir().unwrap();
+    let answered = [
+        call("c1", "read_file", &[("path", "a.txt")]),
+        call(
+            "c2",
+            "context_update",
+            &[("reason", "r"), ("operations", "[]")],
+        ),
+    ]
+    .concat();
+    // The last turn may be taken by a compaction (the window fills): a second one ends it.
+    let turns = vec![
+        calls(call("c0", "read_file", &[("path", "a.txt")])),
+        calls(answered),
+        done(),
+        done(),
+    ];
+    let (status, transcript) = run_replay(turns, root.path(), budget_only(runs.path(), 2900));
+    assert_eq!(status, EndStatus::Done, "{transcript:?}");
+    let levels: Vec<&str> = transcript
+        .iter()
+        .filter(|r| r["step"] == "budget_report" && r["turn"] == 2)
+        .map(|r| r["pressure"].as_str().unwrap())
+        .collect();
+    assert_eq!(levels, ["must_act"], "turn 2 was under a must-act report");
+    // After turn 2's last result, no reminder: it answered the report.
+    let journal = journal(runs.path());
+    let last_result = journal
+        .iter()
+        .rposition(|r| r["type"] == "ingest" && r["kind"] == "tool_result")
+        .unwrap();
+    let late: Vec<&Value> = journal[last_result..]
+        .iter()
+        .filter(|r| r["type"] == "ingest" && r["origin"] == "runtime")
+        .collect();
+    assert!(late.is_empty(), "{late:?}");
 }
 
 #[test]

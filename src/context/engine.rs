@@ -72,6 +72,18 @@ pub enum Pressure {
     Critical,
 }
 
+impl Pressure {
+    /// The level's name, as journaled and reported (`must_act`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pressure::Ok => "ok",
+            Pressure::Soft => "soft",
+            Pressure::MustAct => "must_act",
+            Pressure::Critical => "critical",
+        }
+    }
+}
+
 /// The budget now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct BudgetState {
@@ -431,6 +443,54 @@ impl Engine {
             self.insert_ingested(b);
         }
         Ok(ids)
+    }
+
+    /// CPAT's budget report (`checkBudget`): every budget report the model sees is hidden
+    /// and the new one is ingested, one change: the report's `ingest` record names the
+    /// reports it hid (`"hides"`), so a replay rotates them too. Returns the new report's id.
+    pub fn report_budget(
+        &mut self,
+        text: String,
+        pressure: Pressure,
+    ) -> Result<String, EngineError> {
+        self.check_writable()?;
+        let now = (self.clock)();
+        let hides: Vec<String> = self
+            .store
+            .iter()
+            .filter(|b| b.kind == Kind::BudgetReport && b.visibility == Visibility::Model)
+            .map(|b| b.id.clone())
+            .collect();
+        let message = Message::BudgetReport {
+            text,
+            pressure: pressure.as_str().to_owned(),
+        };
+        let block = self.blocks_of(message, &now).remove(0);
+        let mut record = journal::ingest(
+            self.seq + 1,
+            &block,
+            &journal::sha256_hex(inline(&block)),
+            false,
+        );
+        record["hides"] = serde_json::json!(hides);
+        let put = (block.content_key(), inline(&block).to_owned());
+        self.write(&[put], &[record])?;
+        self.seq += 1;
+        self.hide(&hides);
+        let id = block.id.clone();
+        self.insert_ingested(block);
+        Ok(id)
+    }
+
+    /// Sets the blocks `ids` hidden (a budget report's rotation, live or replayed).
+    pub(crate) fn hide(&mut self, ids: &[String]) {
+        for id in ids {
+            if let Some(slot) = self.store.slot(id) {
+                let mut b = self.store.block(slot).clone();
+                b.visibility = Visibility::Hidden;
+                self.store.replace(slot, b);
+            }
+        }
     }
 
     /// Puts an ingested block into the store and its text into the content store; a reply

@@ -340,6 +340,12 @@ impl Replayer<'_> {
             "ingest" => {
                 for (r, line) in &group {
                     let block = self.block_of(r, *line)?;
+                    // A budget report's record names the reports it rotated out.
+                    if let Some(hides) = r.get("hides") {
+                        let hides: Vec<String> = serde_json::from_value(hides.clone())
+                            .map_err(|e| bad(*line, format!("\"hides\": {e}")))?;
+                        self.engine.hide(&hides);
+                    }
                     self.engine.insert_ingested(block);
                 }
             }

@@ -346,23 +346,13 @@ fn budget(
         Pressure::Ok | Pressure::Soft => Pressure::Soft,
         p => p,
     };
-    if ctx.reported == Some(level) {
-        return Ok(());
-    }
+    // Every turn at soft pressure or above, CPAT's rotation: the reports before are hidden
+    // and a new `budget_report` block holds the JSON (the view wraps it in
+    // `<budget_report>`).
     let now = ctx.engine.budget();
     let report = report_json(ctx, now.used, now.max, now.soft_limit, level);
-    let mut text = format!(
-        "<budget_report>\n{}\n</budget_report>",
-        serde_json::to_string_pretty(&report).unwrap_or_default()
-    );
-    // The threshold arm is offered no context tool, so it is not asked to call one.
-    if level != Pressure::Soft && ctx.arm.offers_context_tools() {
-        text.push_str(
-            "\nThe context must shrink: call context_update (payload_offload, compact, fold) \
-             before more work, or say no_context_update_needed.",
-        );
-    }
-    ctx.runtime_note(&text)?;
+    let text = serde_json::to_string_pretty(&report).unwrap_or_default();
+    ctx.engine.report_budget(text, level)?;
     ctx.reported = Some(level);
     transcript.record(
         Rec::new("context")

@@ -198,8 +198,34 @@ pub struct ContextLoop {
     last_usage: Value,
     /// When the last model call ended (the cache's age).
     last_call: Option<Instant>,
-    /// The pressure of the last budget report still standing.
+    /// The pressure this turn's budget report said (`None` below the soft limit).
     reported: Option<crate::context::Pressure>,
+}
+
+/// The phrase with which the model declines a must-act report's request.
+pub const NO_UPDATE_NEEDED: &str = "no_context_update_needed";
+
+/// The reminder after a must-act turn that ran task tools and neither updated the context nor
+/// declined to.
+pub const MUST_ACT_REMINDER: &str = "The context budget is at must-act pressure (see the latest \
+budget_report): call context_update (payload_offload, compact, fold) before more work, or say \
+no_context_update_needed.";
+
+/// Whether a turn ignored a must-act (or critical) report: it ran task tools (`names`, the
+/// tools it called) without a `context_update`, and its text does not decline one.
+fn ignored_report<'a>(
+    reported: Option<crate::context::Pressure>,
+    text: &str,
+    names: impl Iterator<Item = &'a str>,
+) -> bool {
+    use crate::context::Pressure;
+    let pressing = matches!(reported, Some(Pressure::MustAct | Pressure::Critical));
+    let (mut task_tools, mut updated) = (false, false);
+    for name in names {
+        updated |= name == "context_update";
+        task_tools |= !matches!(name, "context_update" | "artifact_get");
+    }
+    pressing && task_tools && !updated && !text.contains(NO_UPDATE_NEEDED)
 }
 
 impl std::fmt::Debug for ContextLoop {
@@ -347,6 +373,7 @@ impl ContextLoop {
         made: Vec<Made<'_>>,
         note: Option<&str>,
     ) -> Result<(), EngineError> {
+        let reminder = self.must_act_reminder(text, &made);
         if !text.is_empty() || !made.is_empty() {
             let tool_calls = made
                 .iter()
@@ -379,10 +406,22 @@ impl ContextLoop {
                 text: m.output.into_owned(),
             })?;
         }
+        if let Some(reminder) = reminder {
+            self.runtime_note(reminder)?;
+        }
         if let Some(note) = note.filter(|n| !n.is_empty()) {
             self.runtime_note(note)?;
         }
         Ok(())
+    }
+
+    /// CPAT's must-act nudge: under a must-act (or critical) report, a turn that ran task
+    /// tools without a `context_update` and without saying `no_context_update_needed` is
+    /// answered with a reminder (only where the model is offered the context tools).
+    fn must_act_reminder(&self, text: &str, made: &[Made<'_>]) -> Option<&'static str> {
+        let names = made.iter().map(|m| m.name);
+        (self.arm.offers_context_tools() && ignored_report(self.reported, text, names))
+            .then_some(MUST_ACT_REMINDER)
     }
 
     /// Ingests a reminder of the runtime (`"origin":"runtime"`: never the current question).
@@ -622,4 +661,38 @@ impl ContextLoop {
 /// The engine's id of a call: unique in the run even when a model reuses its CTL ids.
 fn engine_id(turn: u32, id: &str) -> String {
     format!("t{turn}.{id}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::Pressure;
+
+    #[test]
+    fn a_turn_ignores_a_pressing_report_only_with_task_tools_no_update_and_no_decline() {
+        let must = Some(Pressure::MustAct);
+        let cases: [(Option<Pressure>, &str, &[&str], bool); 9] = [
+            (must, "", &["read_file"], true),
+            (Some(Pressure::Critical), "", &["shell", "list_dir"], true),
+            (must, "", &["read_file", "context_update"], false),
+            (
+                must,
+                "no_context_update_needed: one more read",
+                &["read_file"],
+                false,
+            ),
+            (must, "", &["artifact_get"], false),
+            (must, "", &[], false),
+            (Some(Pressure::Soft), "", &["read_file"], false),
+            (None, "", &["read_file"], false),
+            (must, "no context update needed", &["read_file"], true),
+        ];
+        for (reported, text, names, expected) in cases {
+            assert_eq!(
+                ignored_report(reported, text, names.iter().copied()),
+                expected,
+                "{reported:?} {text:?} {names:?}"
+            );
+        }
+    }
 }
