@@ -79,8 +79,8 @@ fn scenario(name: &str, args: &[&str]) -> (i32, String, Files, Files) {
     )
 }
 
-#[test]
-fn policy_codex_reproduces_every_scenario_through_the_binary() {
+/// The 23 scenarios' names, sorted.
+fn scenario_names() -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(scenarios_dir())
         .unwrap()
         .map(|e| e.unwrap())
@@ -89,7 +89,12 @@ fn policy_codex_reproduces_every_scenario_through_the_binary() {
         .collect();
     names.sort();
     assert_eq!(names.len(), 23);
-    for name in &names {
+    names
+}
+
+#[test]
+fn policy_codex_reproduces_every_scenario_through_the_binary() {
+    for name in &scenario_names() {
         let (_, err, got, expected) = scenario(name, &["--policy", "codex"]);
         assert_eq!(got, expected, "{name}: {err}");
     }
@@ -97,15 +102,7 @@ fn policy_codex_reproduces_every_scenario_through_the_binary() {
 
 #[test]
 fn the_default_safe_policy_reproduces_every_scenario_but_015_through_the_binary() {
-    let mut names: Vec<String> = fs::read_dir(scenarios_dir())
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.file_type().unwrap().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert_eq!(names.len(), 23);
-    for name in &names {
+    for name in &scenario_names() {
         let (code, err, got, expected) = scenario(name, &[]);
         if name == "015_failure_after_partial_success_leaves_changes" {
             let mut input = files(&scenarios_dir().join(name).join("input"));

@@ -123,25 +123,8 @@ fn diff_run_with_epoch_dated_sides_creates_and_deletes_as_gnu_patch_does() {
             "an epoch-dated side"
         );
 
-        let ours = tempfile::tempdir().unwrap();
-        let theirs = tempfile::tempdir().unwrap();
-        for (k, (v, _)) in &old {
-            write(ours.path(), k, v);
-            write(theirs.path(), k, v);
-        }
-        frontier_apply(ours.path(), &diff, 1);
-        let patch_file = w.join("p.diff");
-        fs::write(&patch_file, &diff).unwrap();
-        tool(
-            theirs.path(),
-            "patch",
-            &["-s", "-p1", "-i", patch_file.to_str().unwrap()],
-        );
-        let contents = |t: Snapshot| -> BTreeMap<String, Vec<u8>> {
-            t.into_iter().map(|(k, (v, _))| (k, v)).collect()
-        };
-        let ours_tree = contents(snapshot(ours.path()));
-        assert_eq!(ours_tree, contents(snapshot(theirs.path())), "seed {seed}");
+        let (ours_tree, theirs_tree) = frontier_and_gnu_patch(&old, &diff, w);
+        assert_eq!(ours_tree, theirs_tree, "seed {seed}");
         assert_eq!(ours_tree, contents(new.clone()), "seed {seed}");
     }
 }
@@ -172,6 +155,38 @@ fn a_traditional_diff_of_a_missing_file_with_no_old_lines_creates_it_as_git_appl
         assert!(e.to_string().contains("file_not_found"), "{e}");
         assert!(!ours.path().join("x").exists());
     }
+}
+
+/// A tree's contents, modes left out.
+fn contents(t: Snapshot) -> BTreeMap<String, Vec<u8>> {
+    t.into_iter().map(|(k, (v, _))| (k, v)).collect()
+}
+
+/// `diff` applied with `-p1` to two copies of `old`, by frontier and by GNU patch (the patch
+/// file written in `scratch`): the two trees' contents.
+fn frontier_and_gnu_patch(
+    old: &Snapshot,
+    diff: &[u8],
+    scratch: &Path,
+) -> (BTreeMap<String, Vec<u8>>, BTreeMap<String, Vec<u8>>) {
+    let ours = tempfile::tempdir().unwrap();
+    let theirs = tempfile::tempdir().unwrap();
+    for (k, (v, _)) in old {
+        write(ours.path(), k, v);
+        write(theirs.path(), k, v);
+    }
+    frontier_apply(ours.path(), diff, 1);
+    let patch_file = scratch.join("p.diff");
+    fs::write(&patch_file, diff).unwrap();
+    tool(
+        theirs.path(),
+        "patch",
+        &["-s", "-p1", "-i", patch_file.to_str().unwrap()],
+    );
+    (
+        contents(snapshot(ours.path())),
+        contents(snapshot(theirs.path())),
+    )
 }
 
 fn frontier_apply(root: &Path, diff: &[u8], strip: usize) {
@@ -384,28 +399,9 @@ fn diff_u_applied_by_frontier_and_gnu_patch_gives_the_same_tree() {
         }
         assert!(!diff.is_empty());
 
-        let ours = tempfile::tempdir().unwrap();
-        let theirs = tempfile::tempdir().unwrap();
-        for (k, (v, _)) in &old {
-            write(ours.path(), k, v);
-            write(theirs.path(), k, v);
-        }
-        frontier_apply(ours.path(), &diff, 1);
-        let patch_file = w.join("p.diff");
-        fs::write(&patch_file, &diff).unwrap();
-        tool(
-            theirs.path(),
-            "patch",
-            &["-s", "-p1", "-i", patch_file.to_str().unwrap()],
-        );
-
-        let strip_modes = |t: Snapshot| -> BTreeMap<String, Vec<u8>> {
-            t.into_iter().map(|(k, (v, _))| (k, v)).collect()
-        };
-        let ours_tree = strip_modes(snapshot(ours.path()));
-        let theirs_tree = strip_modes(snapshot(theirs.path()));
+        let (ours_tree, theirs_tree) = frontier_and_gnu_patch(&old, &diff, w);
         assert_eq!(ours_tree, theirs_tree, "seed {seed}");
-        assert_eq!(ours_tree, strip_modes(new.clone()), "seed {seed}");
+        assert_eq!(ours_tree, contents(new.clone()), "seed {seed}");
     }
 }
 
