@@ -242,13 +242,143 @@ fn a_tokenizer_json_is_a_vocabulary_with_its_own_tokenizer() {
     check_steps(&out, &want);
 }
 
+/// A `.tiktoken` file's text: one `base64 SP rank` line per token, ranks `0 …` in order.
+fn rank_text(tokens: &[&[u8]]) -> String {
+    use base64::Engine as _;
+    let engine = base64::engine::general_purpose::STANDARD;
+    tokens
+        .iter()
+        .enumerate()
+        .map(|(rank, bytes)| format!("{} {rank}\n", engine.encode(bytes)))
+        .collect()
+}
+
+/// CTL pieces as ranks 0-7; `<|endoftext|>` is id 8, past them.
+const CTL_RANKS: [&[u8]; 8] = [b"call", b" ", b"c1", b" read", b"\n", b"end", b"\n\n", b"x"];
+
+#[test]
+fn a_tiktoken_rank_file_by_path_is_a_vocabulary() {
+    let dir = tempfile::tempdir().unwrap();
+    let rank_file = write(dir.path(), "ctl.tiktoken", &rank_text(&CTL_RANKS));
+    let vocab = Arc::new(tiktoken::from_path(&rank_file, &[]).unwrap());
+    assert_eq!((vocab.size(), vocab.eos()), (9, &[8][..]));
+    let tokens = [0, 1, 2, 3, 4, 5, 4, 8];
+    let ids = write(
+        dir.path(),
+        "ids.json",
+        &serde_json::to_string(&tokens).unwrap(),
+    );
+    let want = expected(&ParserSpec::parse("ctl", None).unwrap(), vocab, &tokens);
+    assert!(want.last().unwrap().1, "the call ends with EOS");
+    // A path ending in `.tiktoken`, and `tiktoken:PATH`.
+    let plain = rank_file.to_str().unwrap().to_owned();
+    for given in [plain.clone(), format!("tiktoken:{plain}")] {
+        let out = frontier(&[
+            "mask",
+            "--lang",
+            "ctl",
+            "--vocab",
+            &given,
+            "--token-ids",
+            ids.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{given}: {out:?}");
+        check_steps(&out, &want);
+    }
+    // --eos replaces <|endoftext|>: id 10, past the ranks, becomes the EOS; 8 is a hole.
+    let with_eos = write(dir.path(), "eos.json", "[0, 1, 2, 3, 4, 5, 4, 10]");
+    let out = frontier(&[
+        "mask",
+        "--lang",
+        "ctl",
+        "--vocab",
+        &plain,
+        "--eos",
+        "10",
+        "--token-ids",
+        with_eos.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let steps = lines(&out);
+    assert_eq!(steps[8]["accepting"], true);
+    let old_eos = write(dir.path(), "old.json", "[0, 1, 2, 3, 4, 5, 4, 8]");
+    let out = frontier(&[
+        "mask",
+        "--lang",
+        "ctl",
+        "--vocab",
+        &plain,
+        "--eos",
+        "10",
+        "--token-ids",
+        old_eos.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "8 is no token now: {out:?}");
+    // A file with no split pattern has no tokenizer: --text is refused, saying why.
+    let text = write(dir.path(), "call.ctl", "call c1 read\nend\n");
+    let out = frontier(&[
+        "mask",
+        "--lang",
+        "ctl",
+        "--vocab",
+        &plain,
+        "--text",
+        text.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("split pattern") && stderr.contains("--token-ids"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn openais_own_rank_file_is_the_builtin_encoding_and_tokenizes_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let builtin = tiktoken::builtin(Builtin::Cl100kBase).unwrap();
+    let ranks: Vec<&[u8]> = builtin.normal_tokens().map(|(_, bytes)| bytes).collect();
+    let rank_file = write(dir.path(), "cl100k_base.tiktoken", &rank_text(&ranks));
+    let file = "corpora/ctl/valid/05_apply_patch.ctl";
+    let by_name = frontier(&[
+        "mask",
+        "--lang",
+        "ctl",
+        "--vocab",
+        "tiktoken:cl100k_base",
+        "--text",
+        file,
+    ]);
+    assert_eq!(by_name.status.code(), Some(0), "{by_name:?}");
+    let by_path = frontier(&[
+        "mask",
+        "--lang",
+        "ctl",
+        "--vocab",
+        rank_file.to_str().unwrap(),
+        "--text",
+        file,
+    ]);
+    assert_eq!(by_path.status.code(), Some(0), "{by_path:?}");
+    let steps = |out: &Output| {
+        let mut l = lines(out);
+        l.pop(); // the summary's times differ
+        l
+    };
+    assert_eq!(steps(&by_path), steps(&by_name));
+}
+
 #[test]
 fn bad_arguments_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let ids = write(dir.path(), "ids.json", "[1, 2");
     let not_json = write(dir.path(), "tokenizer.json", "not json");
+    let bad_ranks = write(dir.path(), "bad.tiktoken", "SGVsbG8= 0\nnot-a-line\n");
     let cases: Vec<Vec<&str>> = vec![
         vec!["--vocab", "tiktoken:p50k_base", "--token-ids", "x"],
+        vec!["--vocab", "missing.tiktoken", "--token-ids", "x"],
+        vec!["--vocab", bad_ranks.to_str().unwrap(), "--token-ids", "x"],
         vec![
             "--vocab",
             "tiktoken:o200k_base",

@@ -152,6 +152,137 @@ fn rank_file_by_path() {
     );
 }
 
+/// A `.tiktoken` file's text: one `base64 SP rank` line per `(rank, bytes)`.
+fn rank_text<'a>(ranks: impl IntoIterator<Item = (u32, &'a [u8])>) -> String {
+    use base64::Engine as _;
+    let engine = base64::engine::general_purpose::STANDARD;
+    ranks
+        .into_iter()
+        .map(|(rank, bytes)| format!("{} {rank}\n", engine.encode(bytes)))
+        .collect()
+}
+
+#[test]
+fn a_rank_file_by_path_gets_endoftext_past_its_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiny.tiktoken");
+    let ranks: [(u32, &[u8]); 3] = [(0, b"Hello"), (1, b" world"), (3, b"\n")];
+    std::fs::write(&path, rank_text(ranks)).unwrap();
+    let vocab = tiktoken::from_path(&path, &[]).unwrap();
+    assert_eq!(vocab.size(), 5, "the ranks' ids 0-3, then <|endoftext|>");
+    assert_eq!(vocab.bytes(1), b" world");
+    assert_eq!(vocab.kind(2), Some(TokenKind::Hole));
+    assert_eq!(vocab.eos(), &[4]);
+    assert_eq!(vocab.special_name(4), Some("<|endoftext|>"));
+    assert!(
+        !vocab.has_encoder(),
+        "the file does not say its split pattern"
+    );
+    assert_eq!(
+        vocab.encode("Hello").unwrap_err().kind,
+        VocabErrorKind::NoEncoder
+    );
+    // By name or path: a path that is no built-in name is the file.
+    let by_name = tiktoken::from_name_or_path(path.to_str().unwrap(), &[]).unwrap();
+    assert_eq!((by_name.size(), by_name.eos()), (5, &[4][..]));
+    // The first mask over it: CTL's empty text is a sentence and none of the ranks starts a
+    // call, so EOS is all there is.
+    let grammar = CompiledGrammar::new(Arc::new(vocab), frontier::ctl::CtlMachine::default());
+    let mut mask = vec![0u32; 1];
+    grammar.matcher().fill_mask(&mut mask).unwrap();
+    assert_eq!(mask[0], 1 << 4);
+}
+
+#[test]
+fn a_rank_spelling_endoftext_is_the_eos() {
+    let ranks: [(u32, &[u8]); 3] = [(0, b"a"), (1, b"<|endoftext|>"), (2, b"b")];
+    let vocab = tiktoken::from_path_text(&rank_text(ranks), &[]).unwrap();
+    assert_eq!(vocab.size(), 3, "nothing is added");
+    assert_eq!(vocab.kind(1), Some(TokenKind::Eos));
+    assert_eq!(vocab.special_name(1), Some("<|endoftext|>"));
+    assert_eq!(vocab.bytes(1), b"", "a special token stands for no bytes");
+    assert_eq!(vocab.eos(), &[1]);
+}
+
+#[test]
+fn eos_ids_given_for_a_rank_file_replace_endoftext() {
+    let ranks: [(u32, &[u8]); 2] = [(0, b"a"), (1, b"b")];
+    let text = rank_text(ranks);
+    let vocab = tiktoken::from_path_text(&text, &[5, 3]).unwrap();
+    assert_eq!(vocab.size(), 6);
+    assert_eq!(vocab.eos(), &[3, 5]);
+    assert_eq!(vocab.special_name(5), Some("<|eos:5|>"));
+    assert_eq!(vocab.kind(2), Some(TokenKind::Hole));
+    assert_eq!(vocab.kind(4), Some(TokenKind::Hole));
+    assert_eq!(vocab.special_id("<|endoftext|>"), None);
+    let err = tiktoken::from_path_text(&text, &[1]).unwrap_err();
+    assert_eq!(err.kind, VocabErrorKind::UnknownEos, "a rank is no EOS");
+    let err = tiktoken::from_path_text(&text, &[1 << 30]).unwrap_err();
+    assert_eq!(err.kind, VocabErrorKind::IdOutOfRange);
+}
+
+#[test]
+fn a_builtin_encodings_own_rank_file_is_that_encoding() {
+    let builtin = tiktoken::builtin(Builtin::Cl100kBase).unwrap();
+    let normal: Vec<(u32, &[u8])> = builtin.normal_tokens().collect();
+    assert_eq!(normal.len(), Builtin::Cl100kBase.ranks() as usize);
+    assert_eq!(normal.last().unwrap().0, Builtin::Cl100kBase.ranks() - 1);
+    // OpenAI's cl100k_base.tiktoken, as tiktoken downloads it (lines in any order).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cl100k_base.tiktoken");
+    std::fs::write(&path, rank_text(normal.iter().rev().copied())).unwrap();
+    let vocab = tiktoken::from_path(&path, &[]).unwrap();
+    assert_eq!(vocab.size(), builtin.size());
+    assert_eq!(vocab.eos(), builtin.eos());
+    for id in 0..builtin.size() {
+        assert_eq!(vocab.kind(id), builtin.kind(id), "id {id}");
+        assert_eq!(vocab.bytes(id), builtin.bytes(id), "id {id}");
+        assert_eq!(vocab.special_name(id), builtin.special_name(id), "id {id}");
+    }
+    let text = "call c1 read_file\n— déjà vu\n";
+    assert_eq!(vocab.encode(text).unwrap(), builtin.encode(text).unwrap());
+    let endofprompt = builtin.special_id("<|endofprompt|>").unwrap();
+    let given = tiktoken::from_path(&path, &[endofprompt]).unwrap();
+    assert_eq!(given.eos(), &[endofprompt]);
+    // One byte off, and it is a file of its own: <|endoftext|> past its ranks.
+    let mut changed = normal.clone();
+    changed[7].1 = b"not cl100k";
+    let other = tiktoken::from_path_text(&rank_text(changed), &[]).unwrap();
+    assert_eq!(other.size(), Builtin::Cl100kBase.ranks() + 1);
+    assert_eq!(other.eos(), &[Builtin::Cl100kBase.ranks()]);
+    assert!(!other.has_encoder());
+    let o200k = tiktoken::builtin(Builtin::O200kBase).unwrap();
+    assert_eq!(
+        (
+            o200k.normal_tokens().count(),
+            o200k.normal_tokens().last().unwrap().0
+        ),
+        (
+            Builtin::O200kBase.ranks() as usize,
+            Builtin::O200kBase.ranks() - 1
+        )
+    );
+}
+
+#[test]
+fn a_name_that_is_neither_built_in_nor_a_file_names_the_built_ins() {
+    let vocab = tiktoken::from_name_or_path("o200k_base", &[]).unwrap();
+    assert_eq!(vocab.size(), 200_019);
+    let err = tiktoken::from_name_or_path("p50k_base", &[]).unwrap_err();
+    assert_eq!(err.kind, VocabErrorKind::Io);
+    assert!(
+        err.message.starts_with(
+            "unknown tiktoken encoding \"p50k_base\" (built in: cl100k_base, o200k_base)"
+        ),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.tiktoken");
+    std::fs::write(&bad, "SGVsbG8= 0\nnot-a-line\n").unwrap();
+    let err = tiktoken::from_name_or_path(bad.to_str().unwrap(), &[]).unwrap_err();
+    assert_eq!(err.kind, VocabErrorKind::BadRankFile, "{err}");
+}
+
 #[test]
 fn raw_bytes_with_special_and_eos_ids() {
     let tokens: Vec<Vec<u8>> = vec![b"a".to_vec(), vec![], b"<s>".to_vec(), b"</s>".to_vec()];

@@ -35,7 +35,8 @@ typedef void (*FrontierEventCallback)(void *user, const char *json, size_t json_
 
 /* Vocabulary: built once, shared read-only (matchers keep it alive after the free). A
  * struct_size smaller than this header's sizeof(FrontierVocabInit) is an error; a larger one
- * is accepted and its tail ignored. tiktoken names: "cl100k_base", "o200k_base". */
+ * is accepted and its tail ignored. from_tiktoken: "cl100k_base", "o200k_base", or the path of
+ * a .tiktoken rank file (EOS <|endoftext|>: see docs/masks.md). */
 FrontierVocab *frontier_vocab_new(const FrontierVocabInit *init, char *err, size_t err_len);
 FrontierVocab *frontier_vocab_from_tokenizer_json(const char *path, char *err, size_t err_len);
 FrontierVocab *frontier_vocab_from_tiktoken(const char *name, char *err, size_t err_len);

@@ -133,7 +133,11 @@ pub unsafe extern "C" fn frontier_vocab_from_tokenizer_json(
     unsafe { handle_or_null(result, err, err_len) }
 }
 
-/// A tiktoken encoding built in: `cl100k_base` or `o200k_base`.
+/// A tiktoken encoding built in, `cl100k_base` or `o200k_base`; any other `name` is the path
+/// of a `.tiktoken` rank file, whose special tokens and EOS are decided as `masks.md` (the
+/// project's docs) says: OpenAI's own `cl100k_base.tiktoken` or `o200k_base.tiktoken` is that
+/// built-in, any other file gets `<|endoftext|>` as its EOS (a rank spelling it, else the id
+/// past the ranks).
 ///
 /// # Safety
 /// `name` is NULL or a NUL-terminated string; `err` is NULL or `err_len` writable bytes.
@@ -146,10 +150,7 @@ pub unsafe extern "C" fn frontier_vocab_from_tiktoken(
     let result = guard(|| {
         // SAFETY: the caller's contract on `name`.
         let name = unsafe { c_text(name, "name")? };
-        let which = tiktoken::Builtin::from_name(name).ok_or_else(|| {
-            format!("unknown tiktoken encoding {name:?} (known: cl100k_base, o200k_base)")
-        })?;
-        tiktoken::builtin(which).map_err(|e| e.to_string())
+        tiktoken::from_name_or_path(name, &[]).map_err(|e| e.to_string())
     });
     // SAFETY: the caller's contract on `err`.
     unsafe { handle_or_null(result, err, err_len) }
@@ -236,6 +237,32 @@ mod tests {
     }
 
     #[test]
+    fn a_tiktoken_rank_file_by_path_is_a_vocabulary() {
+        let dir = std::env::temp_dir().join(format!("frontier-capi-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tiny.tiktoken");
+        // "a", "b", "ab" at ranks 0-2; <|endoftext|> becomes id 3.
+        std::fs::write(&path, "YQ== 0\nYg== 1\nYWI= 2\n").unwrap();
+        let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path; no error buffer.
+        let v = unsafe { frontier_vocab_from_tiktoken(c_path.as_ptr(), std::ptr::null_mut(), 0) };
+        assert!(!v.is_null());
+        // SAFETY: `v` is a live handle from above, freed once.
+        unsafe {
+            assert_eq!(frontier_vocab_size(v), 4);
+            assert_eq!((*v).vocab.bytes(2), b"ab");
+            assert_eq!((*v).vocab.eos(), &[3]);
+            frontier_vocab_free(v);
+        }
+        std::fs::write(&path, "YQ== 0\nYg== 0\n").unwrap();
+        // SAFETY: as above, with a 128-byte error buffer.
+        let message =
+            error_of(|e, n| unsafe { frontier_vocab_from_tiktoken(c_path.as_ptr(), e, n) });
+        assert!(message.starts_with("duplicate_id: line 2: "), "{message}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn bad_arguments_write_the_reason() {
         // SAFETY: NULL arguments are allowed.
         let message = error_of(|e, n| unsafe { frontier_vocab_new(std::ptr::null(), e, n) });
@@ -249,7 +276,9 @@ mod tests {
         let message =
             error_of(|e, n| unsafe { frontier_vocab_from_tiktoken(c"p50k".as_ptr(), e, n) });
         assert!(
-            message.starts_with("unknown tiktoken encoding \"p50k\""),
+            message.starts_with(
+                "io: unknown tiktoken encoding \"p50k\" (built in: cl100k_base, o200k_base)"
+            ),
             "{message}"
         );
         // SAFETY: as above.

@@ -1,8 +1,8 @@
 //! `tests/c/api_test.c` compiled with `cc` against `include/frontier.h` and
 //! `libfrontier_capi.a`, run on a real patch's o200k_base ids: its masks are compared with the
 //! Rust matcher's, its parser events with `frontier events`' output for the same file, and its
-//! own checks (accept, validate, rollback, reset, clone, EOS, forced bytes, bad arguments)
-//! must all pass.
+//! own checks (accept, validate, rollback, reset, clone, EOS, forced bytes, a `.tiktoken` rank
+//! file by path, bad arguments) must all pass.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -106,9 +106,18 @@ fn the_c_program_sees_what_rust_sees() {
     let text: Vec<String> = ids.iter().map(u32::to_string).collect();
     std::fs::write(&ids_path, text.join(" ")).unwrap();
 
+    // "call", " ", "c1", " read", "\n", "end" at ranks 0-5, in base64.
+    let rank_path = out_dir.join("ctl.tiktoken");
+    std::fs::write(
+        &rank_path,
+        "Y2FsbA== 0\nIA== 1\nYzE= 2\nIHJlYWQ= 3\nCg== 4\nZW5k 5\n",
+    )
+    .unwrap();
+
     let run = Command::new(&exe)
         .arg(&ids_path)
         .arg(&patch_path)
+        .arg(&rank_path)
         .output()
         .unwrap();
     let stdout = String::from_utf8(run.stdout).unwrap();

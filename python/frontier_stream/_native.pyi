@@ -7,7 +7,9 @@ DEFAULT_MAX_ROLLBACK: int
 
 class Vocab:
     @staticmethod
-    def from_tiktoken(name: str) -> Vocab: ...
+    def from_tiktoken(
+        name: str | PathLike[str], eos_ids: Sequence[int] | None = None
+    ) -> Vocab: ...
     @staticmethod
     def from_tokenizer_json(
         path: str | PathLike[str], eos_ids: Sequence[int] | None = None

@@ -60,18 +60,35 @@ impl Vocab {
 
 #[pymethods]
 impl Vocab {
-    /// A tiktoken encoding built in: ``"o200k_base"`` or ``"cl100k_base"`` (no download:
-    /// the rank files are compiled in). ``<|endoftext|>`` is EOS.
+    /// A tiktoken encoding: ``"o200k_base"`` or ``"cl100k_base"``, built in (no download: the
+    /// rank files are compiled in), ``<|endoftext|>`` being EOS; or a ``.tiktoken`` rank file,
+    /// given by its path (a ``str`` that is no built-in name, or an ``os.PathLike``). A rank
+    /// file names no special tokens: OpenAI's own ``cl100k_base.tiktoken`` or
+    /// ``o200k_base.tiktoken`` is that built-in encoding; any other file gets
+    /// ``<|endoftext|>`` as EOS (a rank spelling it, else the id past the ranks) and no
+    /// encoder. ``eos_ids`` replace the EOS tokens (for a rank file, an id past its ranks
+    /// becomes a special EOS token).
     #[staticmethod]
-    fn from_tiktoken(py: Python<'_>, name: &str) -> PyResult<Vocab> {
-        let which = tiktoken::Builtin::from_name(name).ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "unknown tiktoken encoding {name:?} (known: cl100k_base, o200k_base)"
-            ))
-        })?;
-        py.detach(|| tiktoken::builtin(which))
-            .map(Vocab::new)
-            .map_err(vocab_error)
+    #[pyo3(signature = (name, eos_ids = None))]
+    fn from_tiktoken(
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        eos_ids: Option<Vec<u32>>,
+    ) -> PyResult<Vocab> {
+        let eos = eos_ids.unwrap_or_default();
+        let loaded = match name.extract::<String>() {
+            Ok(name) => py.detach(|| tiktoken::from_name_or_path(&name, &eos)),
+            Err(_) => {
+                let path: PathBuf = name.extract().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "from_tiktoken takes an encoding name or a path, not a {}",
+                        name.get_type().name().map_or("?".into(), |n| n.to_string())
+                    ))
+                })?;
+                py.detach(|| tiktoken::from_path(&path, &eos))
+            }
+        };
+        loaded.map(Vocab::new).map_err(vocab_error)
     }
 
     /// The vocabulary of a Hugging Face ``tokenizer.json``. EOS: the ids given, else the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import array
+import base64
 import copy
 import sys
 import threading
@@ -280,6 +281,36 @@ def test_a_tokenizer_json(tmp_path):
     assert given.eos_ids == [4]
     with pytest.raises(ValueError, match="unknown_eos"):
         fs.Vocab.from_tokenizer_json(tmp_path / "tokenizer.json", eos_ids=[1])
+
+
+def test_a_tiktoken_rank_file_by_path(tmp_path):
+    # A .tiktoken file written here: apply_patch pieces at ranks 0-4, base64 SP rank a line.
+    pieces = [b"*** Begin Patch\n", b"*** Add File: a\n", b"+x\n", b"*** End Patch", b"\n"]
+    path = tmp_path / "patch.tiktoken"
+    path.write_text("".join(f"{base64.b64encode(p).decode()} {i}\n" for i, p in enumerate(pieces)))
+    for given in (path, str(path)):
+        vocab = fs.Vocab.from_tiktoken(given)
+        assert (vocab.size, vocab.eos_ids) == (6, [5]), "<|endoftext|> past the ranks"
+        assert vocab.token_bytes(2) == b"+x\n" and vocab.token_bytes(5) == b""
+    m = fs.Matcher(vocab, "apply_patch")
+    assert m.accept_tokens([0, 1, 2, 3])
+    assert allowed(m) == {4, 5}
+    assert m.accept_token(5) and m.is_terminated()
+    with pytest.raises(ValueError, match="no_encoder"):
+        vocab.encode("*** Begin Patch\n")
+    given = fs.Vocab.from_tiktoken(path, eos_ids=[9])
+    assert (given.size, given.eos_ids) == (10, [9])
+    with pytest.raises(ValueError, match="unknown_eos"):
+        fs.Vocab.from_tiktoken(path, eos_ids=[1])
+    (tmp_path / "bad.tiktoken").write_text("SGVsbG8= 0\nnot-a-line\n")
+    with pytest.raises(ValueError, match="bad_rank_file: line 2"):
+        fs.Vocab.from_tiktoken(tmp_path / "bad.tiktoken")
+    with pytest.raises(ValueError, match="unknown tiktoken encoding .*cl100k_base"):
+        fs.Vocab.from_tiktoken(str(tmp_path / "missing.tiktoken"))
+    with pytest.raises(TypeError, match="name or a path"):
+        fs.Vocab.from_tiktoken(5)
+    o200k = fs.Vocab.from_tiktoken("o200k_base", eos_ids=[200018])
+    assert o200k.eos_ids == [200018]
 
 
 def test_from_huggingface_reads_the_backend_tokenizer(tmp_path):

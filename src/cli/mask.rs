@@ -22,7 +22,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use frontier::mask::vocab::hf::{self, EosSpec};
-use frontier::mask::vocab::tiktoken::{self, Builtin};
+use frontier::mask::vocab::tiktoken;
 use frontier::mask::{dynamic, Vocabulary};
 
 use super::lang::LangArgs;
@@ -33,8 +33,8 @@ use super::{display, input};
 pub struct Args {
     #[command(flatten)]
     lang: LangArgs,
-    /// `tiktoken:cl100k_base`, `tiktoken:o200k_base`, or the path of a Hugging Face
-    /// `tokenizer.json`.
+    /// `tiktoken:cl100k_base`, `tiktoken:o200k_base`, a `.tiktoken` rank file (a path ending
+    /// in `.tiktoken`, or `tiktoken:PATH`), or the path of a Hugging Face `tokenizer.json`.
     #[arg(long)]
     vocab: OsString,
     /// A JSON array of token ids: the sequence a decoder samples; `-` is standard input.
@@ -80,6 +80,15 @@ pub fn run(args: Args) -> Result<i32, String> {
                 input::read_all(path).map_err(|e| format!("{}: {e}", display::path(path)))?;
             let text = String::from_utf8(bytes)
                 .map_err(|e| format!("{}: not UTF-8: {e}", display::path(path)))?;
+            if !vocab.has_encoder() {
+                return Err(format!(
+                    "--text {}: --vocab {} has no tokenizer (a .tiktoken rank file does not say \
+                     its split pattern, so its text is not tokenized; only cl100k_base's and \
+                     o200k_base's own files are): give the ids with --token-ids",
+                    display::path(path),
+                    display::path(&args.vocab)
+                ));
+            }
             vocab.encode(&text).map_err(|e| {
                 format!(
                     "--text {}: {e} (give the ids with --token-ids)",
@@ -139,27 +148,18 @@ pub fn run(args: Args) -> Result<i32, String> {
     }
 }
 
-/// The vocabulary `VOCAB` names, with `eos` as its EOS tokens when given.
+/// The vocabulary `VOCAB` names, with `eos` as its EOS tokens when given: `tiktoken:NAME`
+/// for a built-in encoding, `tiktoken:PATH` (a `PATH` that is no built-in name) or a path
+/// ending in `.tiktoken` for a rank file (its EOS as `tiktoken::from_path` decides it), any
+/// other path for a `tokenizer.json`.
 pub(super) fn load_vocab(name: &OsString, eos: &[u32]) -> Result<Vocabulary, String> {
-    let text = name.to_string_lossy();
-    let loaded = match text.strip_prefix("tiktoken:") {
-        Some(encoding) => {
-            let which = Builtin::from_name(encoding).ok_or_else(|| {
-                format!(
-                    "--vocab {text}: unknown encoding (built in: tiktoken:cl100k_base, tiktoken:o200k_base)"
-                )
-            })?;
-            tiktoken::builtin(which).and_then(|v| {
-                if eos.is_empty() {
-                    Ok(v)
-                } else {
-                    v.with_eos(eos)
-                }
-            })
-        }
+    let path = Path::new(name);
+    let loaded = match name.to_str().and_then(|n| n.strip_prefix("tiktoken:")) {
+        Some(encoding) => tiktoken::from_name_or_path(encoding, eos),
+        None if path.extension().is_some_and(|e| e == "tiktoken") => tiktoken::from_path(path, eos),
         None => {
             let eos: Vec<EosSpec> = eos.iter().map(|&id| EosSpec::Id(id)).collect();
-            hf::from_file(Path::new(name), &eos).map(super::hf_encoder::attach(Path::new(name)))
+            hf::from_file(path, &eos).map(super::hf_encoder::attach(path))
         }
     };
     loaded.map_err(|e| format!("--vocab {}: {e}", display::path(name)))

@@ -1,9 +1,11 @@
 /* The C ABI driven from C, compiled against include/frontier.h and libfrontier_capi.a by
  * tests/c_api.rs, which checks what this prints against the Rust side.
  *
- * usage: api_test IDS_FILE PATCH_FILE
+ * usage: api_test IDS_FILE PATCH_FILE RANK_FILE
  *   IDS_FILE: the patch's o200k_base ids, whitespace-separated, EOS last.
  *   PATCH_FILE: the patch's bytes, pushed through an apply_patch parser.
+ *   RANK_FILE: a .tiktoken file of the CTL pieces "call", " ", "c1", " read", "\n", "end"
+ *   at ranks 0-5.
  * stdout: "mask STEP HASH" (FNV-1a 64 of the mask's words) before each token and after the
  * last, "event JSON" for each parser event, "verdict N"; a failed check prints
  * "FAIL line: what" and exits 1. */
@@ -104,6 +106,32 @@ static void raw_vocab(void) {
   /* NULL handles */
   CHECK(frontier_vocab_size(NULL) == 0);
   frontier_vocab_free(NULL);
+}
+
+/* A .tiktoken rank file by path: <|endoftext|> is the id past the ranks, 6. */
+static void rank_file(const char *path) {
+  char err[256] = "";
+  FrontierVocab *v = frontier_vocab_from_tiktoken(path, err, sizeof err);
+  CHECK(v != NULL);
+  if (!v) {
+    printf("rank file: %s\n", err);
+    return;
+  }
+  CHECK(frontier_vocab_size(v) == 7);
+  FrontierMatcher *m = frontier_matcher_new(v, "ctl", NULL, err, sizeof err);
+  CHECK(m != NULL);
+  uint32_t mask = 0;
+  CHECK(frontier_matcher_fill_mask(m, &mask, 1) == 0);
+  CHECK(mask == (1u << 0 | 1u << 6)); /* `call`, or EOS: the empty text is a sentence */
+  const uint32_t call[] = {0, 1, 2, 3, 4, 5, 4, 6}; /* "call c1 read\nend\n", EOS */
+  CHECK(frontier_matcher_validate_tokens(m, call, 8) == 8);
+  for (size_t i = 0; i < 8; i++) CHECK(frontier_matcher_accept_token(m, call[i]) == 1);
+  CHECK(frontier_matcher_is_terminated(m));
+  frontier_matcher_free(m);
+  frontier_vocab_free(v);
+  /* a path that is no file: the message names the built-in encodings */
+  CHECK(frontier_vocab_from_tiktoken("/nonexistent/x.tiktoken", err, sizeof err) == NULL);
+  CHECK(strstr(err, "cl100k_base") != NULL && strstr(err, "/nonexistent/x.tiktoken") != NULL);
 }
 
 static void bad_arguments(FrontierVocab *v) {
@@ -310,8 +338,8 @@ static void parser(const uint8_t *patch, size_t len) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s IDS_FILE PATCH_FILE\n", argv[0]);
+  if (argc != 4) {
+    fprintf(stderr, "usage: %s IDS_FILE PATCH_FILE RANK_FILE\n", argv[0]);
     return 2;
   }
   size_t n = 0, len = 0;
@@ -322,6 +350,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   raw_vocab();
+  rank_file(argv[3]);
   char err[256] = "";
   FrontierVocab *v = frontier_vocab_from_tiktoken("o200k_base", err, sizeof err);
   CHECK(v != NULL);
