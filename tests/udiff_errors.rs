@@ -184,10 +184,34 @@ index 1234567..89abcde 100644\r\n--- a/g\r\n+++ b/h\r\n@@ -1 +1 @@\r\n-a\r\n+b\r
 fn a_hunk_header_outside_a_file_patch_is_refused() {
     let input = b"some text\n@@ -1 +1 @@\n-a\n+b\n";
     let dash = at(input, b"@@ -") + 3;
+    // `git`: refused, as git refuses it, at the `@` that makes it a whole hunk header.
+    let closing = at(input, b" @@\n") + 2;
     assert_eq!(
         outcome(Mode::Git, input),
-        ("error", Some((dash, "hunk_without_header")))
+        ("error", Some((closing, "hunk_without_header")))
     );
+    // Until then it may be garbage (a mail's text): anything else makes it so.
+    for garbage in [
+        &b"some text\n@@ -foo is a word\n"[..],
+        b"some text\n@@ -1 +1 @x\n",
+        b"some text\n@@ -1\n",
+        b"some text\n@@ -1 +1 @",
+    ] {
+        assert_eq!(
+            outcome(Mode::Git, garbage),
+            ("complete", None),
+            "{garbage:?}"
+        );
+        let (files, o) = parse_all(parser(Mode::Git), garbage);
+        assert!(files.is_empty() && o.confirmed == garbage.len() as u64);
+    }
+    let mut p = parser(Mode::Git);
+    p.push(b"x\n@@ -1 +1 @", &mut |_| {}).unwrap();
+    assert_eq!(p.allowed(), frontier::ByteSet::FULL.without(b'@'));
+    assert!(p.accepting());
+    let mail = b"From x\n@@ -1\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n";
+    let (files, o) = parse_all(parser(Mode::Git), mail);
+    assert_eq!((files.len(), o.verdict), (1, Verdict::Complete));
     assert_eq!(
         outcome(Mode::Recount, input),
         ("error", Some((dash, "hunk_without_header")))

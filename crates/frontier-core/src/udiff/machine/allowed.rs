@@ -54,6 +54,9 @@ impl UdiffMachine {
                 kw: kw::MINUS | kw::PLUS,
                 ..
             } => self.fallback() == Some(Fallback::Garbage),
+            Pos::Value {
+                kw: kw::ATAT_DASH, ..
+            } => self.is_orphan_candidate(),
             _ => false,
         }
     }
@@ -77,6 +80,17 @@ impl UdiffMachine {
                 matched,
                 div,
             } => self.kw_allowed(cands, matched, div),
+            Pos::Value {
+                kw: kw::ATAT_DASH,
+                value: Value::Range(r),
+            } if self.is_orphan_candidate() => {
+                // Anything makes the orphan line garbage, but the `@` that completes it.
+                if r.field == 6 {
+                    ByteSet::FULL.without(b'@')
+                } else {
+                    ByteSet::FULL
+                }
+            }
             Pos::Value { kw, value } => {
                 let grammar = value.allowed();
                 if self.fallback().is_some() && (kw == kw::MINUS || kw == kw::PLUS) {
@@ -163,11 +177,13 @@ impl UdiffMachine {
 
     fn kw_allowed(&self, cands: KwSet, matched: u8, div: Div) -> ByteSet {
         let mut set = kw::next_bytes(cands, matched);
-        // A byte that completes an orphan `@@ -` outside a file patch is refused.
+        // A byte that completes an orphan `@@ -` outside a file patch is refused (in `git`
+        // mode the line goes on: refused only once it is a whole hunk header).
         if cands & kw::bit(kw::ATAT_DASH) != 0
             && matched == 3
             && !Self::in_file(self.ctx)
             && !matches!(self.ctx, Ctx::AfterPlus)
+            && !self.is_orphan_candidate()
         {
             set = set.without(b'-');
             return match div {

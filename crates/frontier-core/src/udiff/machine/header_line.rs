@@ -140,6 +140,12 @@ impl UdiffMachine {
                 self.pos = Pos::Start;
                 return Ok(plain(Step::HeaderLine { kw: k }));
             }
+            kw::ATAT_DASH if self.is_orphan_candidate() => {
+                // Outside a file patch in `git` mode: garbage unless it proves to be a whole
+                // hunk header (see `value`).
+                self.nums = [0, 1, 0, 1];
+                self.pos = value(Value::Range(Range::START));
+            }
             kw::ATAT_DASH | kw::ATAT => {
                 let allowed_here = matches!(self.ctx, Ctx::AfterPlus | Ctx::Hunks);
                 if !allowed_here {
@@ -169,6 +175,30 @@ impl UdiffMachine {
         Ok(plain(Step::Held))
     }
 
+    /// Whether a completed `@@ -` starts an orphan line: in `git` mode, outside a file patch,
+    /// where git reads a line as garbage unless it parses as a whole hunk header.
+    pub(super) fn is_orphan_candidate(&self) -> bool {
+        self.mode == Mode::Git && self.ctx == Ctx::Top
+    }
+
+    /// A byte of an orphan `@@ -` line: the hunk header's grammar while it holds (`value`),
+    /// garbage from the first byte that leaves it (or would pass `max_line`), and
+    /// `hunk_without_header` at the `@` that would complete it.
+    fn orphan(&mut self, value: Value, byte: u8) -> Result<Stepped, UdiffErrorKind> {
+        match value.step(byte) {
+            Ok(Some(Value::Range(r))) if r.field == 7 => Err(UdiffErrorKind::HunkWithoutHeader),
+            Ok(Some(next)) if self.fits(next.min_rest()) => {
+                self.line_len += 1;
+                self.pos = Pos::Value {
+                    kw: kw::ATAT_DASH,
+                    value: next,
+                };
+                Ok(plain(Step::Held))
+            }
+            _ => Ok(self.begin(Class::Garbage, byte, Ctx::Top)),
+        }
+    }
+
     /// A byte of a header value.
     pub(super) fn value(
         &mut self,
@@ -176,6 +206,9 @@ impl UdiffMachine {
         value: Value,
         byte: u8,
     ) -> Result<Stepped, UdiffErrorKind> {
+        if k == kw::ATAT_DASH && self.is_orphan_candidate() {
+            return self.orphan(value, byte);
+        }
         let tentative = self.fallback().is_some() && (k == kw::MINUS || k == kw::PLUS);
         let next = value.step(byte)?;
         let Some(next) = next else {

@@ -22,7 +22,8 @@ impl UdiffMachine {
         let Pos::Value { kw, value } = self.pos else {
             return 0;
         };
-        if self.error.is_some() {
+        // An orphan `@@ -` line is stepped: its last byte may be an error or garbage (rare).
+        if self.error.is_some() || (kw == kw::ATAT_DASH && self.is_orphan_candidate()) {
             return 0;
         }
         // Names, recount headers and section text: any bytes but LF, found with `memchr`;

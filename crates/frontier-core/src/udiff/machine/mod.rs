@@ -243,6 +243,10 @@ impl UdiffMachine {
             Pos::Kw {
                 div: Div::Garbage, ..
             } => Some(Class::Garbage),
+            // An orphan `@@ -` line cut before it proved a hunk header is garbage.
+            Pos::Value {
+                kw: kw::ATAT_DASH, ..
+            } if self.is_orphan_candidate() => Some(Class::Garbage),
             _ => return (0, None),
         };
         let ends = match self.ctx {
