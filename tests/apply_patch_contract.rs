@@ -275,3 +275,175 @@ fn environment_option() {
         Verdict::Complete
     );
 }
+
+/// Feeds `bytes` to a codex parser in `chunk`-byte pieces, returning the events (adjacent data
+/// of one kind merged, as `name` or `name:data`) and the largest pending seen between pieces.
+fn codex_feed(parser: &mut CodexParser, bytes: &[u8], chunk: usize) -> (Vec<String>, u64) {
+    use frontier::event::Event;
+    let mut log: Vec<(&'static str, Option<Vec<u8>>)> = Vec::new();
+    let mut max_pending = 0;
+    for piece in bytes.chunks(chunk.max(1)) {
+        parser
+            .push(piece, &mut |e| match (e.data(), log.last_mut()) {
+                (Some(d), Some((name, Some(last)))) if *name == e.name() => {
+                    last.extend_from_slice(d)
+                }
+                (d, _) => log.push((e.name(), d.map(<[u8]>::to_vec))),
+            })
+            .unwrap();
+        max_pending = max_pending.max(parser.pending());
+    }
+    let log = log
+        .into_iter()
+        .map(|(name, d)| match d {
+            Some(d) => format!("{name}:{}", String::from_utf8_lossy(&d)),
+            None => name.to_owned(),
+        })
+        .collect();
+    (log, max_pending)
+}
+
+#[test]
+fn codex_confirms_content_as_it_arrives() {
+    let mut long = b"*** Begin Patch\n*** Add File: a\n+".to_vec();
+    long.extend(std::iter::repeat_n(b'x', 100_000));
+    let inputs: [(&[u8], &str); 5] = [
+        (&long, "text"),
+        (b"*** Begin Patch\n*** Add File: abcdef", "path:abcdef"),
+        (
+            b"*** Begin Patch\n*** Update File: a\n@@ ctx long",
+            "context:ctx long",
+        ),
+        (
+            b"*** Begin Patch\n*** Update File: a\n-gone\xc3\xa9",
+            "text:gone\u{e9}",
+        ),
+        (
+            b"*** Begin Patch\n*** Update File: a\n@@\n  kept",
+            "text: kept",
+        ),
+    ];
+    for (input, last) in inputs {
+        for chunk in [1, 7, 4093, input.len()] {
+            let mut parser = CodexParser::new();
+            let (events, _) = codex_feed(&mut parser, input, chunk);
+            assert_eq!(parser.confirmed(), input.len() as u64, "{last} in {chunk}");
+            assert!(events.last().unwrap().starts_with(last), "{events:?}");
+        }
+    }
+    // The same through `check --json`'s numbers: the whole Add line is confirmed.
+    let outcome = harness::run(CodexParser::new(), &long, None).outcome;
+    assert_eq!((outcome.confirmed, outcome.consumed), (100_033, 100_033));
+}
+
+#[test]
+fn codex_pending_stays_small_on_long_lines() {
+    let line: Vec<u8> = "ü".repeat(100_000).into_bytes(); // 200,000 bytes
+    let shapes: [(&[u8], &[u8]); 7] = [
+        (b"*** Begin Patch\n*** Add File: big.txt\n+", b"\n"),
+        (b"*** Begin Patch\n*** Update File: a\n-x\n ", b"\n"),
+        (b"*** Begin Patch\n*** Update File: a\n-", b"\n"),
+        (b"*** Begin Patch\n*** Update File: a\n@@\n ", b"\n"),
+        (b"*** Begin Patch\n*** Update File: a\n@@ ", b"\n+x\n"),
+        (b"*** Begin Patch\n*** Add File: ", b"\n+x\n"),
+        (
+            b"*** Begin Patch\n*** Update File: a\n*** Move to: ",
+            b"\n@@\n+x\n",
+        ),
+    ];
+    for (head, tail) in shapes {
+        let mut patch = head.to_vec();
+        patch.extend_from_slice(&line);
+        let mut parser = CodexParser::new();
+        let (mut events, max_pending) = codex_feed(&mut parser, &patch, 4093);
+        assert!(
+            max_pending <= 1,
+            "{}: a cut character is all that waits: {max_pending}",
+            String::from_utf8_lossy(head)
+        );
+        // The closing line is confirmed at the end of the stream (the last line decides).
+        let (rest, _) = codex_feed(&mut parser, &[tail, b"*** End Patch\n"].concat(), 4093);
+        events.extend(rest);
+        let content = events.iter().find(|e| e.len() > 100_000).unwrap();
+        assert!(content.ends_with(std::str::from_utf8(&line).unwrap()));
+        assert_eq!(parser.finish(&mut |_| {}).verdict, Verdict::Complete);
+    }
+}
+
+#[test]
+fn codex_cr_waits_for_the_next_byte() {
+    let head = b"*** Begin Patch\n*** Add File: a\n+x\r";
+    for chunk in [1, 2, head.len()] {
+        let mut parser = CodexParser::new();
+        let (events, _) = codex_feed(&mut parser, head, chunk);
+        assert_eq!(parser.pending(), 1, "the CR may be the CR of a CRLF");
+        assert_eq!(events.last().unwrap(), "text:x");
+        // An LF: the CR was the line ending's, dropped.
+        let mut crlf = parser.clone();
+        let (events, _) = codex_feed(&mut crlf, b"\n", 1);
+        assert_eq!(events, ["line_end"]);
+        assert_eq!(crlf.pending(), 0);
+        // Anything else: the CR is content.
+        let mut content = parser.clone();
+        let (events, _) = codex_feed(&mut content, b"y", 1);
+        assert_eq!(events, ["text:\ry"]);
+        assert_eq!(content.pending(), 0);
+        // A second CR: the first is content, the second waits.
+        let mut two = parser.clone();
+        let (events, _) = codex_feed(&mut two, b"\r", 1);
+        assert_eq!(events, ["text:\r"]);
+        assert_eq!(two.pending(), 1);
+        let (events, _) = codex_feed(&mut two, b"\n", 1);
+        assert_eq!(events, ["line_end"]);
+        // A multi-byte character after the CR: the CR is final at its lead byte.
+        let mut multi = parser;
+        let (events, _) = codex_feed(&mut multi, b"\xc3", 1);
+        assert_eq!((events, multi.pending()), (vec!["text:\r".to_owned()], 1));
+    }
+    // The same in an `@@` context.
+    let mut parser = CodexParser::new();
+    let (events, _) = codex_feed(
+        &mut parser,
+        b"*** Begin Patch\n*** Update File: a\n@@ c\r",
+        3,
+    );
+    assert_eq!(
+        (events.last().unwrap().as_str(), parser.pending()),
+        ("context:c", 1)
+    );
+}
+
+#[test]
+fn codex_path_trailing_whitespace_waits() {
+    let head = "*** Begin Patch\n*** Add File: a b  \t\u{3000}".as_bytes();
+    for chunk in [1, 2, head.len()] {
+        let mut parser = CodexParser::new();
+        let (events, _) = codex_feed(&mut parser, head, chunk);
+        assert_eq!(
+            parser.pending(),
+            6,
+            "trailing whitespace is trimmed at the LF"
+        );
+        assert_eq!(events.last().unwrap(), "path:a b");
+        let mut more = parser.clone();
+        let (events, _) = codex_feed(&mut more, "c\u{3000}".as_bytes(), 1);
+        assert_eq!(events, ["path:  \t\u{3000}c"]);
+        assert_eq!(more.pending(), 3);
+        let mut end = parser;
+        let (events, _) = codex_feed(&mut end, b"\n", 1);
+        assert_eq!(events, ["header_end"]);
+        assert_eq!(end.pending(), 0);
+    }
+}
+
+#[test]
+fn codex_possible_closing_line_waits_until_it_cannot_be() {
+    let head = b"*** Begin Patch\n*** Update File: a\n@@\n-x\n  *** End Pa";
+    let mut parser = CodexParser::new();
+    let (events, _) = codex_feed(&mut parser, head, 1);
+    assert_eq!(parser.pending(), 12, "the line may still close the patch");
+    assert_eq!(events.last().unwrap(), "line_end");
+    let (events, _) = codex_feed(&mut parser, b"ss", 1);
+    assert_eq!(events, ["line_start", "text: *** End Pass"]);
+    assert_eq!(parser.pending(), 0);
+}

@@ -262,6 +262,8 @@ pub struct CodexMachine {
     /// `allowed()` of the current state, kept up to date by every step (free-text bytes, the
     /// common case, never change it).
     allowed: ByteSet,
+    /// [`CodexMachine::in_plain_text`] of the current state, kept like `allowed`.
+    plain: bool,
     phase: Phase,
     heredoc: bool,
     ctx: Ctx,
@@ -284,6 +286,7 @@ impl CodexMachine {
     pub const fn new() -> CodexMachine {
         CodexMachine {
             allowed: LEAD_ALLOWED,
+            plain: false,
             phase: Phase::Lead,
             heredoc: false,
             ctx: Ctx::First,
@@ -321,10 +324,53 @@ impl CodexMachine {
         self.close != Close::Off
     }
 
-    /// Whether the hunk reading is inside free text (the fast path may skip to the LF).
+    /// Whether the machine stands between characters (no multi-byte character begun).
+    #[inline]
+    pub fn at_char_boundary(&self) -> bool {
+        self.utf8.at_boundary()
+    }
+
+    /// The kind of the current line once nothing to come can change it: the hunk reading is
+    /// inside a line's text or path (`+`, `-`, ` ` lines, `@@ ` context, a header's or a
+    /// move's path) and it is the only reading left (the line cannot be the closing line, and
+    /// no closing line before it waits for the end). The line's bytes from here on are its
+    /// content, and an LF ends it as this kind.
+    #[inline]
+    pub fn stream_kind(&self) -> Option<LineKind> {
+        if self.phase != Phase::Body
+            || self.close != Close::Off
+            || self.tail != Tail::None
+            || self.error.is_some()
+        {
+            return None;
+        }
+        match self.line {
+            Line::Text(kind) | Line::Path { kind, .. } => Some(kind),
+            _ => None,
+        }
+    }
+
+    /// Whether the bytes of the current line may be needed for its events: not when the hunk
+    /// reading is dead, before the hunk lines, or in a line whose kind carries no data (a
+    /// whitespace-only line, a lone CR, the indentation of a header, which is trimmed).
+    pub fn keeps_line_bytes(&self) -> bool {
+        self.phase == Phase::Body
+            && !matches!(
+                self.line,
+                Line::Dead | Line::Start | Line::Blank | Line::StartCr | Line::HeaderLead
+            )
+    }
+
+    /// Whether the hunk reading is inside free text (the fast path may skip to the LF): a
+    /// line's text, or a path once it has a character that is not whitespace (from there on
+    /// every character but LF leaves the state as it is).
     #[inline]
     pub fn in_plain_text(&self) -> bool {
-        matches!(self.line, Line::Text(_))
+        self.plain
+    }
+
+    fn compute_plain(&self) -> bool {
+        matches!(self.line, Line::Text(_) | Line::Path { nonws: true, .. })
             && self.close == Close::Off
             && self.tail == Tail::None
             && self.utf8.at_boundary()
@@ -562,6 +608,7 @@ impl CodexMachine {
     fn step_slow(&mut self, byte: u8) -> Result<Step, ParseError<PatchErrorKind>> {
         let result = self.step_inner(byte);
         self.allowed = self.compute_allowed();
+        self.plain = self.compute_plain();
         result
     }
 
@@ -991,6 +1038,7 @@ mod tests {
             let mut m = CodexMachine::new();
             for &b in input {
                 assert_eq!(m.allowed(), m.compute_allowed());
+                assert_eq!(m.in_plain_text(), m.compute_plain());
                 for probe in 0..=255u8 {
                     let mut clone = m;
                     assert_eq!(

@@ -33,9 +33,12 @@
 //!
 //! Codex mode: the last line decides (a line `*** End Patch` is the end only if nothing but
 //! whitespace follows), markers are recognised after trimming, and a CR is content unless an
-//! LF follows. So codex mode confirms a line at a time: pending is at most the current line
-//! plus, after a line that could close the patch, the whitespace-only lines after it. There is
-//! no constant bound; `pending_bound()` is `u64::MAX` there (see `docs/apply_patch.md`).
+//! LF follows. A line is pending while its kind is open; once it is settled (a `+`, `-` or ` `
+//! line, an `@@ ` context, a path, with no other reading left) its content is confirmed as it
+//! arrives, less a partial character, a CR that may be a CRLF's, and a path's trailing
+//! whitespace. Whitespace that Codex's rules need to see past (indentation, a possible closing
+//! line, the lines after one, a path's trailing run) has no length limit, so there is no
+//! constant bound; `pending_bound()` is `u64::MAX` there (see `docs/apply_patch.md`).
 //!
 //! # Error kinds
 //!
