@@ -44,6 +44,7 @@ use crate::contract::PushParser;
 use crate::language::{ParserSpec, ParserVisitor};
 use crate::recognizer::Recognizer;
 
+use super::cache::CacheStats;
 use super::{CompiledGrammar, MaskError, Matcher, Vocabulary};
 
 /// A [`CompiledGrammar`] whose recogniser is known only at run time.
@@ -61,6 +62,8 @@ pub trait DynGrammar: Send + Sync {
     /// Computes and keeps the masks of the states `sample` passes through
     /// ([`CompiledGrammar::warm_up`]); returns how many states that was.
     fn warm_up(&self, sample: &[u8]) -> usize;
+    /// The mask cache's hits, misses and size ([`CompiledGrammar::cache_stats`]).
+    fn cache_stats(&self) -> CacheStats;
 }
 
 /// A [`Matcher`] whose recogniser is known only at run time; every method is the generic
@@ -106,6 +109,10 @@ impl<R: Recognizer> DynGrammar for Shared<R> {
 
     fn warm_up(&self, sample: &[u8]) -> usize {
         self.0.warm_up(sample)
+    }
+
+    fn cache_stats(&self) -> CacheStats {
+        self.0.cache_stats()
     }
 }
 

@@ -26,9 +26,13 @@ pub const DEFAULT_HISTORY: usize = 32;
 /// masks of a 200,019-id vocabulary and 5,353 of a 100,277-id one.
 pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 
-/// The most keys [`CompiledGrammar`] remembers the byte-blindness of (65,536; past that, a
-/// key is checked again each time it is met).
-pub const MAX_BLIND_KEYS: usize = 1 << 16;
+/// The most keys [`CompiledGrammar`] remembers the byte-blindness of (4,096; past that, a
+/// key is checked again each time it is met). Only a state that allows all 256 bytes and
+/// whose recogniser does not say whether it is blind is checked and kept, which few are.
+pub const MAX_BLIND_KEYS: usize = 1 << 12;
+
+/// The most walk stacks a grammar makes when it is compiled: one per core, up to this many.
+const MAX_POOLED_STACKS: usize = 64;
 
 /// The most bytes the state after a first byte may allow for a walk to go to their subtrees
 /// directly ([`CompiledGrammar`]'s `walk_first_narrow`).
@@ -40,10 +44,13 @@ pub struct CompiledGrammar<R: Recognizer> {
     initial: R,
     horizon: u32,
     cache: MaskCache<R::Key>,
-    /// For each key met on a walk: whether a state with it is byte-blind, and if so the state
-    /// after one byte (the same, by key, whatever the byte). See [`CompiledGrammar::walk`].
+    /// For each key of a state that allows every byte met on a walk: whether a state with it
+    /// is byte-blind, and if so the state after one byte (the same, by key, whatever the
+    /// byte). See [`CompiledGrammar::walk`]. Reserved for [`MAX_BLIND_KEYS`] keys when the
+    /// grammar is compiled, so it never grows.
     blind: RwLock<HashMap<R::Key, Option<R>>>,
-    /// Walk stacks for cache misses, reused (one per thread missing at the same time).
+    /// Walk stacks for cache misses, reused: one per core made when the grammar is compiled
+    /// (see [`Matcher::fill_mask`] for more threads than that).
     stacks: Mutex<Vec<Vec<R>>>,
     /// The mask after EOS: the EOS tokens only.
     eos_mask: Box<[u32]>,
@@ -79,17 +86,25 @@ impl<R: Recognizer> CompiledGrammar<R> {
         for &id in vocab.eos() {
             eos_mask[id as usize >> 5] |= 1 << (id & 31);
         }
-        vocab.trie();
+        let depth = vocab.trie().max_depth();
         for &kind in initial.line_text_kinds() {
             vocab.line_text(kind);
         }
+        // What a fill needs is made here, so that a fill allocates nothing but a new cache
+        // slot's buffer: a walk stack per core (each as deep as the longest token), the
+        // blind-key table at its bound, the cache's keys and index (`MaskCache::new`).
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_POOLED_STACKS);
+        let mut stacks = Vec::with_capacity(threads);
+        stacks.resize_with(threads, || vec![initial; depth + 1]);
         Arc::new(CompiledGrammar {
             horizon: vocab.max_token_len(),
+            cache: MaskCache::new(masks, vocab.mask_words()),
             vocab,
             initial,
-            cache: MaskCache::new(masks),
-            blind: RwLock::new(HashMap::new()),
-            stacks: Mutex::new(Vec::new()),
+            blind: RwLock::new(HashMap::with_capacity(MAX_BLIND_KEYS)),
+            stacks: Mutex::new(stacks),
             eos_mask,
         })
     }
@@ -142,7 +157,7 @@ impl<R: Recognizer> CompiledGrammar<R> {
     }
 
     /// Writes the mask of `state` into `words` by walking the trie, bypassing the cache.
-    /// Allocates only the first time a walk stack is needed on a thread missing concurrently.
+    /// Allocates nothing, as [`Matcher::fill_mask`].
     pub fn fill_uncached(&self, state: &R, words: &mut [u32]) -> Result<(), MaskError> {
         self.check_len(words)?;
         self.walk(state, words);
@@ -162,6 +177,10 @@ impl<R: Recognizer> CompiledGrammar<R> {
             Some(false) => return None,
             None => {}
         }
+        // A state that refuses a byte is not blind: no need to look it up or keep it.
+        if state.allowed().len() != 256 {
+            return None;
+        }
         let key = state.mask_key(self.horizon);
         if let Some(known) = self
             .blind
@@ -172,9 +191,6 @@ impl<R: Recognizer> CompiledGrammar<R> {
             return *known;
         }
         let successor = (|| {
-            if state.allowed().len() != 256 {
-                return None;
-            }
             let mut first = *state;
             if !first.try_byte(0) {
                 return None;
@@ -222,6 +238,8 @@ impl<R: Recognizer> CompiledGrammar<R> {
                 None => break,
             }
         }
+        // A pooled stack; past the pool (more threads walking at once than cores), a new one,
+        // which joins the pool after the walk.
         let mut stack = self
             .stacks
             .lock()
@@ -458,9 +476,16 @@ impl<R: Recognizer> Matcher<R> {
     /// Writes the mask into `words` (`ceil(V/32)` words, bit `t % 32` of word `t / 32` for
     /// token `t`). A buffer of another length is an error and nothing is written.
     ///
-    /// Allocates nothing, except while the grammar's shared tables fill: a cache slot's
-    /// buffer the first time that slot is used (at most the cache's capacity over the
-    /// grammar's life) and the growth of the blind-key table (at most [`MAX_BLIND_KEYS`]).
+    /// Allocates at most one buffer: a hit is a copy; a miss walks with a stack from the
+    /// grammar's pool (made when the grammar was compiled) and keeps its mask in a cache
+    /// slot, whose buffer is allocated the first time the slot is filled. So a fill
+    /// allocates once when it fills a new slot (at most the cache's capacity over the
+    /// grammar's life: 2,683 for o200k by default) and never once the cache is full, nor on
+    /// a hit, an eviction or [`fill_mask_uncached`](Matcher::fill_mask_uncached). The one
+    /// other allocation: a walk stack when more threads miss on one grammar at once than
+    /// the machine has cores (up to 64), once per such thread over the grammar's life, since
+    /// the stacks go back to the pool. `docs/masks.md` says why the slots are not reserved
+    /// up front.
     pub fn fill_mask(&self, words: &mut [u32]) -> Result<(), MaskError> {
         if self.terminated {
             self.grammar.check_len(words)?;
