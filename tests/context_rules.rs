@@ -377,6 +377,7 @@ fn arguments_that_are_not_an_update_are_a_parse_error_and_change_nothing() {
             "unknown op \"undefined\"",
         ),
         (r#"{"operations":[{"op":7}]}"#, "unknown op \"7\""),
+        (r#"{"operations":[{"op":null}]}"#, "unknown op \"null\""),
     ] {
         let out = run_raw(args);
         assert_eq!(

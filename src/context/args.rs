@@ -228,7 +228,8 @@ pub fn normalise(raw: &Value) -> Result<ContextUpdate, ArgsError> {
     let mut operations = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
         let f = item.as_object().ok_or(ArgsError::Item { index })?;
-        let op = present(f, "op");
+        // The raw `op`, `null` included: CPAT's `${f.op}` prints `null` as "null".
+        let op = f.get("op");
         let name = op.and_then(Value::as_str).and_then(op_name);
         let Some(name) = name else {
             return Err(ArgsError::UnknownOp {
@@ -433,6 +434,9 @@ mod tests {
         assert_eq!(e.to_string(), "unknown op \"clear\"");
         let e = parse(r#"{"operations":[{"ids":[]}]}"#).unwrap_err();
         assert_eq!(e.to_string(), "unknown op \"undefined\"");
+        // `null` is not a missing op here: `${null}` is "null".
+        let e = parse(r#"{"operations":[{"op":null,"ids":[]}]}"#).unwrap_err();
+        assert_eq!(e.to_string(), "unknown op \"null\"");
         let e = parse(r#"{"operations":[{"op":[1,null,"x"]}]}"#).unwrap_err();
         assert_eq!(e.to_string(), "unknown op \"1,,x\"");
         // Numbers as JavaScript's `${n}` writes them (each checked against node's output).

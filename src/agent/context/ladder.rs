@@ -19,8 +19,9 @@
 //!
 //! Then the budget: at critical pressure CPAT's fallback offloads the largest inline tool
 //! results of 300 tokens or more (with the generational layout, CPAT's generational fallback
-//! retires them oldest first instead); at soft pressure or above a budget report (CPAT's JSON) is
-//! ingested as a runtime reminder, once per level: again only when the level changes.
+//! retires them oldest first instead); at soft pressure or above, every turn, the budget report
+//! rotates as CPAT's `checkBudget` does: the reports the model sees are hidden and a new
+//! `budget_report` block (CPAT's JSON) is ingested.
 
 use std::time::Duration;
 
