@@ -298,6 +298,61 @@ fn raw_bytes_with_special_and_eos_ids() {
     is_send_sync::<Vocabulary>();
 }
 
+/// `masks.md`: a hole is "an id with no token (unused ids, an empty string)", in every source:
+/// a `tokenizer.json` entry or added token spelled `""`, a rank line with no bytes. Never
+/// allowed, and the id may still not be given twice.
+#[test]
+fn an_empty_string_is_a_hole_in_every_source() {
+    let byte_level = r#"{"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE",
+        "vocab": {"": 0, "a": 1, "\u0120b": 2}},
+        "added_tokens": [{"id": 4, "content": "", "special": false},
+                         {"id": 5, "content": "<eos>", "special": true}]}"#;
+    let sentencepiece = r#"{"decoder": {"type": "Metaspace"}, "model": {"type": "Unigram",
+        "vocab": [["a", 0.0], ["", 0.0], ["\u2581b", 0.0], ["</s>", 0.0], ["x", 0.0],
+                  ["<eos>", 0.0]]},
+        "added_tokens": [{"id": 5, "content": "<eos>", "special": true}]}"#;
+    for (text, hole, normal) in [(byte_level, 0, 2), (sentencepiece, 1, 2)] {
+        let vocab = hf::from_json_text(text, &[EosSpec::Name("<eos>".into())]).unwrap();
+        assert_eq!(vocab.kind(hole), Some(TokenKind::Hole), "{text}");
+        assert_eq!(vocab.bytes(normal), b" b");
+        assert_eq!(vocab.size(), 6);
+        let grammar = CompiledGrammar::new(Arc::new(vocab), frontier::ctl::CtlMachine::default());
+        let mut mask = vec![0u32; 1];
+        grammar.matcher().fill_mask(&mut mask).unwrap();
+        assert_eq!(mask[0] & (1 << hole), 0, "a hole is never allowed");
+    }
+    let vocab = hf::from_json_text(byte_level, &[]).unwrap();
+    assert_eq!(vocab.kind(4), Some(TokenKind::Hole), "an added token \"\"");
+    assert_eq!(vocab.kind(3), Some(TokenKind::Hole), "an id no entry gives");
+    // A rank line with no bytes.
+    let vocab = tiktoken::from_rank_text("YQ== 0\n 1\nYg== 2\n", &[], &[]).unwrap();
+    assert_eq!(
+        (vocab.kind(0), vocab.kind(1), vocab.kind(2)),
+        (
+            Some(TokenKind::Normal),
+            Some(TokenKind::Hole),
+            Some(TokenKind::Normal)
+        )
+    );
+    let vocab = tiktoken::from_path_text("YQ== 0\n 1\n", &[]).unwrap();
+    assert_eq!(vocab.kind(1), Some(TokenKind::Hole));
+    assert_eq!(
+        vocab.special_id("<|endoftext|>"),
+        Some(2),
+        "EOS past the ranks, the empty one included"
+    );
+    // Given twice, an empty string is still a duplicate.
+    assert_eq!(
+        tiktoken::from_rank_text(" 0\nYQ== 0\n", &[], &[])
+            .unwrap_err()
+            .kind,
+        VocabErrorKind::DuplicateId
+    );
+    let twice =
+        r#"{"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"": 0, "a": 0}}}"#;
+    assert_eq!(json_error(twice), VocabErrorKind::DuplicateId);
+}
+
 fn json_error(text: &str) -> VocabErrorKind {
     hf::from_json_text(text, &[]).unwrap_err().kind
 }
@@ -329,10 +384,6 @@ fn bad_tokenizer_json_is_a_clear_error() {
     assert_eq!(
         json_error(&byte_level(r#"{"type": "BPE", "vocab": {"a": 5, "b": 5}}"#)),
         VocabErrorKind::DuplicateId
-    );
-    assert_eq!(
-        json_error(&byte_level(r#"{"type": "BPE", "vocab": {"": 0}}"#)),
-        VocabErrorKind::EmptyToken
     );
     assert_eq!(
         json_error(&byte_level(
@@ -381,7 +432,6 @@ fn bad_rank_files_and_raw_ids_are_clear_errors() {
         rank("SGVsbG8= 0\nIHdvcmxk 0\n").kind,
         VocabErrorKind::DuplicateId
     );
-    assert_eq!(rank(" 0\n").kind, VocabErrorKind::EmptyToken);
     assert_eq!(
         rank("SGVsbG8= 99999999999\n").kind,
         VocabErrorKind::BadRankFile

@@ -4,7 +4,8 @@
 //! hold part of a UTF-8 character), a special token (a name that stands for no bytes of the
 //! text; some are EOS), or a hole (an unused id). Every source goes through one
 //! [`VocabBuilder`], so the checks (no id given twice, no empty normal token, no id past the
-//! vocabulary, EOS ids that exist) are made in one place:
+//! vocabulary, EOS ids that exist) are made in one place. An id whose token a source spells as
+//! the empty string is a hole, as `masks.md` defines one, in every source:
 //!
 //! - [`tiktoken`]: `cl100k_base` and `o200k_base` built in (from `tiktoken-rs`, which embeds
 //!   the rank files), and `.tiktoken` rank files by path;
@@ -136,6 +137,9 @@ pub trait Encoder: Send + Sync {
 enum Entry {
     Normal(Vec<u8>),
     Special(String),
+    /// An id given with an empty string: a hole (`masks.md`), but given, so that giving the
+    /// id again is still an error.
+    Hole,
 }
 
 /// Collects ids and checks them; every loader builds through it.
@@ -214,6 +218,16 @@ impl VocabBuilder {
         self.put(id, Entry::Normal(bytes))
     }
 
+    /// Gives `id` the token `bytes` from a source's table: a normal token, or a hole when
+    /// `bytes` is empty (`masks.md`: an id whose token is the empty string is a hole, never
+    /// allowed). Giving the id again is an error either way.
+    pub fn token(&mut self, id: u32, bytes: Vec<u8>) -> Result<(), VocabError> {
+        if bytes.is_empty() {
+            return self.put(id, Entry::Hole);
+        }
+        self.normal(id, bytes)
+    }
+
     /// Gives `id` a special token named `name`.
     pub fn special(&mut self, id: u32, name: impl Into<String>) -> Result<(), VocabError> {
         self.put(id, Entry::Special(name.into()))
@@ -269,7 +283,7 @@ impl VocabBuilder {
                     kinds[id] = TokenKind::Special;
                     specials.push((id as u32, name));
                 }
-                None => {}
+                Some(Entry::Hole) | None => {}
             }
             let end = u32::try_from(bytes.len()).map_err(|_| {
                 VocabError::new(

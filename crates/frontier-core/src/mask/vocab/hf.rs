@@ -14,7 +14,8 @@
 //! Model types `BPE` (vocabulary an object of token to id) and `Unigram` (a list of
 //! `[token, score]`, ids in order) are read. Added tokens marked `special` are special tokens
 //! (also when the model's vocabulary spells the same id); other added tokens are normal tokens
-//! with their content's bytes. The model's `unk_token` is special (it stands for no text).
+//! with their content's bytes. A token spelled as the empty string is a hole (`masks.md`), not
+//! an error. The model's `unk_token` is special (it stands for no text).
 //! EOS: the ids or names the caller gives, else `eos_token` of a `tokenizer_config.json`
 //! beside the file, else none.
 
@@ -163,7 +164,7 @@ pub fn from_json_text(text: &str, eos: &[EosSpec]) -> Result<Vocabulary, VocabEr
         (Some("BPE") | None, Value::Object(map)) => {
             for (token, id) in map {
                 let id = id_of(id, token)?;
-                builder.normal(id, spell(token)?)?;
+                builder.token(id, spell(token)?)?;
             }
         }
         (Some("Unigram") | None, Value::Array(pieces)) => {
@@ -171,7 +172,7 @@ pub fn from_json_text(text: &str, eos: &[EosSpec]) -> Result<Vocabulary, VocabEr
                 let token = piece.get(0).and_then(Value::as_str).ok_or_else(|| {
                     not_tokenizer(format!("Unigram piece {id} is not [token, score]"))
                 })?;
-                builder.normal(id as u32, spell(token)?)?;
+                builder.token(id as u32, spell(token)?)?;
             }
         }
         (Some(other), _) => {
@@ -216,7 +217,7 @@ pub fn from_json_text(text: &str, eos: &[EosSpec]) -> Result<Vocabulary, VocabEr
                 None => false,
             };
             if !same {
-                builder.normal(id, bytes)?;
+                builder.token(id, bytes)?;
             }
         }
     }

@@ -1,7 +1,8 @@
 //! tiktoken vocabularies: `cl100k_base` and `o200k_base` built in, and `.tiktoken` rank files.
 //!
 //! A rank file has one token a line: its bytes in standard base64, a space, and its id (the
-//! rank). The built-in encodings come from `tiktoken-rs`, which embeds OpenAI's rank files;
+//! rank; a line with no bytes, ` 5`, makes its rank a hole, as `masks.md` has an empty
+//! string). The built-in encodings come from `tiktoken-rs`, which embeds OpenAI's rank files;
 //! their ids are read back from its encoder one by one, with the special tokens it defines
 //! (`<|endoftext|>` is EOS). Ids neither defines are holes (`o200k_base` has 200,019 ids with
 //! 199,998 and 200,000–200,017 unused; `cl100k_base` 100,277 with 100,256 and
@@ -168,7 +169,7 @@ fn rank_builder(text: &str) -> Result<(VocabBuilder, Ranks), VocabError> {
         if bytes == ENDOFTEXT.as_bytes() {
             ranks.endoftext = Some(rank);
         }
-        builder.normal(rank, bytes).map_err(|e| VocabError {
+        builder.token(rank, bytes).map_err(|e| VocabError {
             message: format!("line {}: {}", index + 1, e.message),
             ..e
         })?;
