@@ -427,3 +427,85 @@ fn bad_arguments_are_usage_errors() {
         assert!(out.stdout.is_empty(), "{case:?}");
     }
 }
+
+/// A refused token's message says where the text the tokens spell fails, as `frontier check`
+/// reports the same bytes (`contract.md`: the absolute offset, the byte, the kind), and an id
+/// too large for `u32` is refused at its step like any id past the vocabulary.
+#[test]
+fn a_refused_token_says_where_the_text_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let vocab = tiktoken::builtin(Builtin::Cl100kBase).unwrap();
+    let args = ["mask", "--lang", "ctl", "--vocab", "tiktoken:cl100k_base"];
+    let head = "call c1 read_file\narg path 3\nabc";
+    let mut tokens: Vec<u64> = vocab
+        .encode(head)
+        .unwrap()
+        .into_iter()
+        .map(u64::from)
+        .collect();
+    let good = tokens.len();
+    // `xend` after the body: `x` is no `arg` or `end`.
+    let bad = vocab.encode("xend\n").unwrap()[0];
+    tokens.push(bad.into());
+    let ids = write(
+        dir.path(),
+        "ids.json",
+        &serde_json::to_string(&tokens).unwrap(),
+    );
+    let out = frontier(&[&args[..], &["--token-ids", ids.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    // What `check` says of the text up to the token's refused byte.
+    let mut text = head.as_bytes().to_vec();
+    text.extend_from_slice(vocab.bytes(bad));
+    let file = dir.path().join("text.ctl");
+    std::fs::write(&file, &text).unwrap();
+    let check = frontier(&["check", "--lang", "ctl", "--json", file.to_str().unwrap()]);
+    let report: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    let error = &report["error"];
+    let (offset, byte, kind) = (
+        error["offset"].as_u64().unwrap(),
+        error["byte"].as_u64().unwrap(),
+        error["kind"].as_str().unwrap(),
+    );
+    assert_eq!(offset, head.len() as u64);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("step {good}: token_refused: token {bad}")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("the text: {kind} at byte {offset} (0x{byte:02x}")),
+        "{stderr}"
+    );
+    // EOS before the call's end: how far the text got.
+    let eos = vocab.eos()[0];
+    let early = write(
+        dir.path(),
+        "early.json",
+        &serde_json::to_string(&[&tokens[..good], &[eos.into()]].concat()).unwrap(),
+    );
+    let out = frontier(&[&args[..], &["--token-ids", early.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("step {good}: eos_too_early"))
+            && stderr.contains(&format!("{} bytes, not a sentence", head.len())),
+        "{stderr}"
+    );
+    // An id past u32: refused at its step (exit 1), not a usage error.
+    let huge = write(
+        dir.path(),
+        "huge.json",
+        &format!("[{}, 4294967296]", tokens[0]),
+    );
+    let out = frontier(&[&args[..], &["--token-ids", huge.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("step 1: token_out_of_range: token 4294967296"),
+        "{stderr}"
+    );
+    let lines = lines(&out);
+    assert_eq!(lines.len(), 3, "steps 0 and 1, then the summary");
+    assert_eq!(lines[2]["summary"]["steps"], 1);
+}

@@ -7,10 +7,15 @@
 //! it (exit status 1), after that step's line. The last line is the summary of the times:
 //! `{"summary":{"steps":n,"p50_us":…,"p99_us":…,"p999_us":…,"max_us":…}}`: `n` the tokens
 //! consumed (the last step's number; at a refused token `i`, `i`), the times those of the
-//! `n + 1` masks computed. With `--reps R` the whole sequence runs `R` times, each time from a new
-//! grammar (an empty mask cache, as a fresh process has), and each step keeps its fastest
-//! time: on a loaded machine a few steps of a pass are preempted, and the minimum over passes
-//! filters that out without letting a later pass reuse the masks an earlier one cached.
+//! `n + 1` masks computed. A refused token's message also says where the text fails: for a
+//! token whose bytes the language refuses, the language's own error (its kind, the absolute
+//! offset in the text of the token's bytes so far, and the byte), as `frontier check` reports
+//! it; for EOS too early, how many bytes the unfinished text has. An id past `u32` is refused
+//! as past the vocabulary, like any other. With `--reps R` the whole sequence runs `R` times,
+//! each time from a new grammar (an empty mask cache, as a fresh process has), and each step
+//! keeps its fastest time: on a loaded machine a few steps of a pass are preempted, and the
+//! minimum over passes filters that out without letting a later pass reuse the masks an
+//! earlier one cached.
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -21,9 +26,10 @@ use std::time::Instant;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use frontier::language::ParserSpec;
 use frontier::mask::vocab::hf::{self, EosSpec};
 use frontier::mask::vocab::tiktoken;
-use frontier::mask::{dynamic, Vocabulary};
+use frontier::mask::{dynamic, MaskError, Vocabulary};
 
 use super::lang::LangArgs;
 use super::{display, input};
@@ -89,18 +95,21 @@ pub fn run(args: Args) -> Result<i32, String> {
                     display::path(&args.vocab)
                 ));
             }
-            vocab.encode(&text).map_err(|e| {
+            let ids = vocab.encode(&text).map_err(|e| {
                 format!(
                     "--text {}: {e} (give the ids with --token-ids)",
                     display::path(path)
                 )
-            })?
+            })?;
+            ids.into_iter().map(u64::from).collect()
         }
         (None, None) => return Err("give --token-ids FILE or --text FILE".to_owned()),
     };
     let mut times = vec![f64::INFINITY; tokens.len() + 1];
     let mut out = io::BufWriter::new(io::stdout().lock());
     let mut refused = None;
+    // The bytes of the tokens taken, for the text's error when a token is refused.
+    let mut text = Vec::new();
     for pass in 0..args.reps {
         // Each pass starts cold: a new grammar, so its mask cache is empty.
         let grammar = dynamic::compile(&spec, vocab.clone());
@@ -121,12 +130,24 @@ pub fn run(args: Args) -> Result<i32, String> {
                 };
                 write_json(&mut out, &line)?;
             }
-            let Some(&token) = tokens.get(step) else {
+            let Some(&id) = tokens.get(step) else {
                 break;
             };
-            if let Err(e) = matcher.consume(token) {
-                refused = Some((step, e));
-                break;
+            // An id past `u32` is past every vocabulary.
+            let taken = match u32::try_from(id) {
+                Ok(token) => matcher
+                    .consume(token)
+                    .map(|()| token)
+                    .map_err(Refusal::Mask),
+                Err(_) => Err(Refusal::PastU32(id)),
+            };
+            match taken {
+                Ok(token) if pass == 0 => text.extend_from_slice(vocab.bytes(token)),
+                Ok(_) => {}
+                Err(e) => {
+                    refused = Some((step, e));
+                    break;
+                }
             }
         }
     }
@@ -141,10 +162,52 @@ pub fn run(args: Args) -> Result<i32, String> {
     out.flush().map_err(|e| e.to_string())?;
     match refused {
         Some((step, e)) => {
-            eprintln!("frontier: step {step}: {e}");
+            eprintln!(
+                "frontier: step {step}: {}",
+                e.describe(&spec, &vocab, &mut text)
+            );
             Ok(1)
         }
         None => Ok(0),
+    }
+}
+
+/// Why a token of the sequence was not taken.
+enum Refusal {
+    /// The matcher refused it.
+    Mask(MaskError),
+    /// An id that is not even a `u32`.
+    PastU32(u64),
+}
+
+impl Refusal {
+    /// The message: the matcher's error, then where the text the tokens spell fails (`text`
+    /// is the bytes of the tokens taken before the refused one).
+    fn describe(&self, spec: &ParserSpec, vocab: &Vocabulary, text: &mut Vec<u8>) -> String {
+        let e = match *self {
+            Refusal::PastU32(id) => {
+                return format!(
+                    "token_out_of_range: token {id} is past the vocabulary's {} ids",
+                    vocab.size()
+                )
+            }
+            Refusal::Mask(e) => e,
+        };
+        match e {
+            MaskError::TokenRefused { token, offset, .. } => {
+                let bytes = vocab.bytes(token);
+                text.extend_from_slice(&bytes[..bytes.len().min(offset as usize + 1)]);
+                let mut parser = frontier_core::dyn_parser::build(spec);
+                match parser.push(text, &mut |_| {}) {
+                    Err(error) => format!("{e}; the text: {error}"),
+                    Ok(()) => e.to_string(),
+                }
+            }
+            MaskError::EosTooEarly { .. } => {
+                format!("{e}; the text: {} bytes, not a sentence", text.len())
+            }
+            _ => e.to_string(),
+        }
     }
 }
 
@@ -165,7 +228,9 @@ pub(super) fn load_vocab(name: &OsString, eos: &[u32]) -> Result<Vocabulary, Str
     loaded.map_err(|e| format!("--vocab {}: {e}", display::path(name)))
 }
 
-fn read_token_ids(path: &OsString) -> Result<Vec<u32>, String> {
+/// The ids of the file: any JSON array of non-negative integers (an id past the vocabulary,
+/// even past `u32`, is the matcher's refusal at its step, not a usage error).
+fn read_token_ids(path: &OsString) -> Result<Vec<u64>, String> {
     let bytes = input::read_all(path).map_err(|e| format!("{}: {e}", display::path(path)))?;
     serde_json::from_slice(&bytes).map_err(|e| {
         format!(
