@@ -406,3 +406,44 @@ fn missing_operations_and_missing_ids() {
         r#"block "" does not exist"#
     );
 }
+
+#[test]
+fn fields_cpat_copies_without_a_default_keep_an_explicit_null_in_the_journal() {
+    // `replace`'s `description: f.description` and `redact`'s `preserve_fields: f.preserve`
+    // have no `??`: a missing field is left out of the journaled op, `null` is written as
+    // `null`, and neither changes what the op does.
+    let out = run(
+        json!([{"op":"replace","ids":["assistant_005"],"content":"new","description":null}]),
+        json!({"allowReplace":true}),
+    );
+    assert_eq!(out["ok"], true);
+    assert_eq!(out["blocks"][4]["description"], "assistant_005");
+    assert_eq!(
+        out["journal"][0]["operations"][0],
+        json!({"op":"replace","id":"assistant_005","content":"new","description":null})
+    );
+    let out = run(
+        json!([{"op":"replace","ids":["assistant_005"],"content":"new"}]),
+        json!({"allowReplace":true}),
+    );
+    assert_eq!(
+        out["journal"][0]["operations"][0],
+        json!({"op":"replace","id":"assistant_005","content":"new"})
+    );
+    let out = run(
+        json!([{"op":"redact","ids":["tool_004"],"drop":["a"],"preserve":null}]),
+        json!({"allowRedact":true}),
+    );
+    assert_eq!(
+        out["journal"][0]["operations"][0],
+        json!({"op":"redact","ids":["tool_004"],"drop_fields":["a"],"preserve_fields":null})
+    );
+    let out = run(
+        json!([{"op":"redact","ids":["tool_004"],"drop":["a"]}]),
+        json!({"allowRedact":true}),
+    );
+    assert_eq!(
+        out["journal"][0]["operations"][0],
+        json!({"op":"redact","ids":["tool_004"],"drop_fields":["a"]})
+    );
+}

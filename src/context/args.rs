@@ -87,8 +87,10 @@ pub enum Operation {
     Redact {
         ids: Vec<String>,
         drop_fields: Vec<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        preserve_fields: Option<Vec<String>>,
+        /// CPAT's `f.preserve`, with no default: missing is `None`, `null` is `Some(None)`
+        /// (journaled as `null`, as `JSON.stringify` writes it); never used.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+        preserve_fields: Option<Option<Vec<String>>>,
     },
     SetVisibility {
         ids: Vec<String>,
@@ -97,8 +99,10 @@ pub enum Operation {
     Replace {
         id: String,
         content: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        description: Option<String>,
+        /// CPAT's `f.description`, with no default: missing is `None`, `null` is
+        /// `Some(None)` (journaled as `null`); used only when it is a non-empty string.
+        #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
+        description: Option<Option<String>>,
     },
 }
 
@@ -322,6 +326,27 @@ fn js_number(x: f64) -> String {
     }
 }
 
+/// A field that may be missing (`None`, not serialised), `null` (`Some(None)`) or a value.
+mod nullable {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<T: Serialize, S: Serializer>(
+        v: &Option<Option<T>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(inner) => inner.serialize(s),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Option<T>>, D::Error> {
+        Option::<T>::deserialize(d).map(Some)
+    }
+}
+
 /// Reads the typed fields of one op.
 struct Fields<'a> {
     op: &'static str,
@@ -361,6 +386,18 @@ impl Fields<'_> {
                 .map(Some)
                 .ok_or_else(|| self.bad(field, "an array of strings")),
             Some(_) => Err(self.bad(field, "an array of strings")),
+        }
+    }
+
+    /// A field CPAT copies without `??`: `null` stays `null` (`Some(None)`), missing is `None`.
+    fn nullable<T>(
+        &self,
+        read: impl FnOnce(&Self) -> Result<Option<T>, InvalidField>,
+        field: &str,
+    ) -> Result<Option<Option<T>>, InvalidField> {
+        match self.f.get(field) {
+            Some(Value::Null) => Ok(Some(None)),
+            _ => Ok(read(self)?.map(Some)),
         }
     }
 
@@ -409,7 +446,7 @@ fn normalise_item(op: &'static str, f: &Map<String, Value>) -> Item {
         "redact" => Operation::Redact {
             ids,
             drop_fields: x.list_or_empty("drop")?,
-            preserve_fields: x.list("preserve")?,
+            preserve_fields: x.nullable(|x| x.list("preserve"), "preserve")?,
         },
         "set_visibility" => Operation::SetVisibility {
             ids,
@@ -418,7 +455,7 @@ fn normalise_item(op: &'static str, f: &Map<String, Value>) -> Item {
         "replace" => Operation::Replace {
             id: ids.into_iter().next().unwrap_or_default(),
             content: x.text_or_empty("content")?,
-            description: x.text("description")?,
+            description: x.nullable(|x| x.text("description"), "description")?,
         },
         _ => unreachable!("op names come from OPS"),
     })

@@ -68,7 +68,13 @@ pub fn check(stage: &mut Stage<'_>, op: &Operation, options: Options) -> Result<
             content,
             description,
             ..
-        } => replace::check(stage, &targets, content, description.as_deref(), options),
+        } => replace::check(
+            stage,
+            &targets,
+            content,
+            description.as_ref().and_then(|d| d.as_deref()),
+            options,
+        ),
         Operation::Redact { drop_fields, .. } => {
             redact::check(stage, &targets, drop_fields, options)
         }
