@@ -2,6 +2,7 @@
 //! `frontier events` prints (data events as the parser emits them, not merged: adjacent pieces
 //! of one value share their name and fields), its errors `frontier_stream.ParseError`.
 
+use pyo3::buffer::PyBuffer;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -110,7 +111,8 @@ impl Parser {
         })
     }
 
-    /// Pushes ``data`` (``bytes``, or ``str`` as UTF-8) and returns the events it confirms,
+    /// Pushes ``data`` (``bytes`` or any bytes-like object such as ``bytearray`` and
+    /// ``memoryview``, or ``str`` as UTF-8) and returns the events it confirms,
     /// as dicts. Input that leaves the language raises ``ParseError`` (its ``events``: those
     /// this push confirmed before the error); so does every later push.
     fn push<'py>(
@@ -118,13 +120,19 @@ impl Parser {
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
+        let copied: Vec<u8>;
         let bytes: &[u8] = if let Ok(text) = data.cast::<PyString>() {
             text.to_str()?.as_bytes()
         } else if let Ok(bytes) = data.cast::<PyBytes>() {
             bytes.as_bytes()
+        } else if let Ok(buffer) = PyBuffer::<u8>::get(data) {
+            // bytearray, memoryview, array('B'), a uint8 numpy array: any buffer of bytes,
+            // copied out (it may be resized or written by Python code while the parser runs).
+            copied = buffer.to_vec(py)?;
+            &copied
         } else {
             return Err(PyTypeError::new_err(format!(
-                "push takes bytes or str, not {}",
+                "push takes bytes or str (or a bytes-like object: bytearray, memoryview), not {}",
                 data.get_type().name()?
             )));
         };

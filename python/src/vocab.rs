@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -110,7 +111,8 @@ impl Vocab {
             .map_err(|e| vocab_error(format!("{}: {e}", path.display())))
     }
 
-    /// A vocabulary from each id's bytes: ``tokens[i]`` is id ``i``'s ``bytes``, or ``None``
+    /// A vocabulary from each id's bytes: ``tokens[i]`` is id ``i``'s ``bytes`` (or any
+    /// bytes-like object: ``bytearray``, ``memoryview``), or ``None``
     /// (or ``b""``) for an id with no token. ``special_ids`` are special tokens (never
     /// allowed), ``eos_ids`` the EOS tokens (allowed once the text is complete).
     #[staticmethod]
@@ -127,7 +129,12 @@ impl Vocab {
                 table.push(Vec::new());
                 continue;
             }
-            let bytes = token.cast::<PyBytes>().map_err(|_| {
+            if let Ok(bytes) = token.cast::<PyBytes>() {
+                table.push(bytes.as_bytes().to_vec());
+                continue;
+            }
+            // bytearray, memoryview: any buffer of bytes.
+            let buffer = PyBuffer::<u8>::get(&token).map_err(|_| {
                 PyTypeError::new_err(format!(
                     "tokens[{id}] is a {}, not bytes or None",
                     token
@@ -136,7 +143,7 @@ impl Vocab {
                         .map_or("?".into(), |n| n.to_string())
                 ))
             })?;
-            table.push(bytes.as_bytes().to_vec());
+            table.push(buffer.to_vec(token.py())?);
         }
         Vocabulary::from_raw(&table, &special_ids, &eos_ids)
             .map(Vocab::new)

@@ -253,6 +253,8 @@ def test_bad_arguments(vocab):
         fs.Vocab.from_token_bytes(TOKENS, special_ids=[12])
     with pytest.raises(TypeError, match=r"tokens\[1\] is a str"):
         fs.Vocab.from_token_bytes([b"a", "b"])
+    with pytest.raises(TypeError, match=r"tokens\[1\] is a int"):
+        fs.Vocab.from_token_bytes([b"a", 3])
     with pytest.raises(ValueError, match="unknown tiktoken encoding"):
         fs.Vocab.from_tiktoken("p50k_base")
     with pytest.raises(ValueError, match="/nonexistent/tokenizer.json"):
@@ -427,3 +429,15 @@ def test_an_empty_vocabulary_has_empty_rows():
     m.fill_next_token_bitmask(np.zeros((1, 0), dtype=np.int32), 0)
     m.fill_next_token_bitmask(FakeTensor(np.zeros((1, 0), dtype=np.int32)), 0)
     fs.fill_next_token_bitmasks([m], np.zeros((1, 0), dtype=np.int32))
+
+
+def test_token_bytes_may_be_any_bytes_like_object(vocab):
+    # bytearray and memoryview tokens are their bytes: the same vocabulary as with bytes.
+    like = [t if t is None else bytearray(t) if i % 2 else memoryview(t) for i, t in enumerate(TOKENS)]
+    other = fs.Vocab.from_token_bytes(like, special_ids=[PAD], eos_ids=[EOS])
+    assert other.size == vocab.size
+    assert [other.token_bytes(i) for i in range(other.size)] == [
+        vocab.token_bytes(i) for i in range(vocab.size)
+    ]
+    m = fs.Matcher(other, "apply_patch")
+    assert m.accept_tokens(PATCH + [EOS]) and m.is_terminated()

@@ -70,3 +70,33 @@ def test_misuse_raises():
     with pytest.raises(RuntimeError, match="finished"):
         p.finish()
     assert p.allowed() == bytes(32) and not p.accepting()
+
+
+def test_push_takes_any_bytes_like_object():
+    # bytearray, memoryview (a slice of one too) and array('B') are bytes; the events and the
+    # verdict are those of the same bytes pushed as `bytes`.
+    import array
+
+    text = b"call c1 read_file\narg path 3\nabcend\n"
+    expected = fs.Parser("ctl")
+    want = expected.push(text)
+    want_end = expected.finish()
+    for chunks in (
+        [bytearray(text)],
+        [memoryview(text)],
+        [memoryview(b"xx" + text)[2:]],
+        [array.array("B", text[:10]), bytearray(text[10:20]), memoryview(text[20:]), b""],
+    ):
+        p = fs.Parser("ctl")
+        got = []
+        for chunk in chunks:
+            got += p.push(chunk)
+        assert got == want, chunks
+        assert p.finish() == want_end
+    p = fs.Parser("ctl")
+    with pytest.raises(fs.ParseError) as caught:
+        p.push(bytearray(b"x"))
+    assert (caught.value.offset, caught.value.byte) == (0, ord("x"))
+    for bad in (3, None, [99], array.array("i", [1, 2])):
+        with pytest.raises(TypeError, match="bytes or str"):
+            fs.Parser("ctl").push(bad)
