@@ -509,3 +509,85 @@ fn a_refused_token_says_where_the_text_fails() {
     assert_eq!(lines.len(), 3, "steps 0 and 1, then the summary");
     assert_eq!(lines[2]["summary"]["steps"], 1);
 }
+
+/// `--text` masks the file's bytes: a tokenizer that puts a dummy space before the text
+/// (Llama-2's `Prepend` of `▁`, a `Metaspace` prepend scheme, a byte-level
+/// `add_prefix_space`) encodes it with that space turned off, so a CTL file is not refused at
+/// step 0 for a space it does not have.
+#[test]
+fn text_is_encoded_without_the_tokenizers_prefix_space() {
+    let dir = tempfile::tempdir().unwrap();
+    let added = |id: u32, content: &str| {
+        serde_json::json!({"id": id, "content": content, "special": true, "single_word": false,
+                           "lstrip": false, "rstrip": false, "normalized": false})
+    };
+    // Llama-2 style: `<unk> <s> </s>`, the 256 byte tokens, a few pieces; no merges, so words
+    // fall back to pieces and bytes.
+    let mut vocab = serde_json::Map::new();
+    for (i, name) in ["<unk>", "<s>", "</s>"].iter().enumerate() {
+        vocab.insert(name.to_string(), (i as u32).into());
+    }
+    for byte in 0..=255u32 {
+        vocab.insert(format!("<0x{byte:02X}>"), (3 + byte).into());
+    }
+    for (i, piece) in ["\u{2581}", "c", "1", "x", "e"].iter().enumerate() {
+        vocab.insert(piece.to_string(), (259 + i as u32).into());
+    }
+    let model = serde_json::json!({"type": "BPE", "dropout": null, "unk_token": "<unk>",
+        "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": true,
+        "byte_fallback": true, "ignore_merges": false, "vocab": vocab, "merges": []});
+    let decoder = serde_json::json!({"type": "Sequence", "decoders": [
+        {"type": "Replace", "pattern": {"String": "\u{2581}"}, "content": " "},
+        {"type": "ByteFallback"}, {"type": "Fuse"},
+        {"type": "Strip", "content": " ", "start": 1, "stop": 0}]});
+    let legacy = serde_json::json!({"version": "1.0", "truncation": null, "padding": null,
+        "added_tokens": [added(0, "<unk>"), added(1, "<s>"), added(2, "</s>")],
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Prepend", "prepend": "\u{2581}"},
+            {"type": "Replace", "pattern": {"String": " "}, "content": "\u{2581}"}]},
+        "pre_tokenizer": null, "post_processor": null, "decoder": decoder, "model": model});
+    let mut metaspace = legacy.clone();
+    metaspace["normalizer"] = serde_json::Value::Null;
+    metaspace["pre_tokenizer"] = serde_json::json!({"type": "Metaspace", "replacement": "\u{2581}",
+        "prepend_scheme": "first", "split": false});
+    // Byte-level with RoBERTa's add_prefix_space.
+    let mut byte_level: serde_json::Value =
+        serde_json::from_str(&mask_support::byte_level_json()).unwrap();
+    for added in byte_level["added_tokens"].as_array_mut().unwrap() {
+        for field in ["single_word", "lstrip", "rstrip"] {
+            added[field] = false.into();
+        }
+    }
+    byte_level["pre_tokenizer"]["pretokenizers"][0]["invert"] = false.into();
+    byte_level["pre_tokenizer"]["pretokenizers"][1]["add_prefix_space"] = true.into();
+    let text = "call c1 x\nend\n";
+    let input = write(dir.path(), "in.ctl", text);
+    let eot = (256 + mask_support::BYTE_LEVEL_WORDS.len() + 1).to_string();
+    for (name, json, eos) in [
+        ("legacy", legacy, "2"),
+        ("metaspace", metaspace, "2"),
+        ("byte_level", byte_level, eot.as_str()),
+    ] {
+        let path = write(dir.path(), &format!("{name}.json"), &json.to_string());
+        // The file's own tokenizer does put the space first.
+        let tokenizer = tokenizers::Tokenizer::from_file(&path).unwrap();
+        let ids = tokenizer.encode(text, false).unwrap().get_ids().to_vec();
+        let vocab = frontier::mask::vocab::hf::from_file(&path, &[]).unwrap();
+        assert_eq!(vocab.bytes(ids[0])[0], b' ', "{name}: {ids:?}");
+        let out = frontier(&[
+            "mask",
+            "--lang",
+            "ctl",
+            "--vocab",
+            path.to_str().unwrap(),
+            "--eos",
+            eos,
+            "--text",
+            input.to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {out:?}");
+        let lines = lines(&out);
+        let last = &lines[lines.len() - 2];
+        assert_eq!(last["accepting"], true, "{name}: the whole call was read");
+    }
+}
