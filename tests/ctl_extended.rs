@@ -221,6 +221,12 @@ fn the_tag_is_bounded_by_max_line_and_by_max_tag() {
     let t = harness::run(extended(small), over, None);
     let e = t.outcome.verdict.error().unwrap();
     assert_eq!((e.offset, e.kind.as_str()), (20, "line_too_long"));
+    // A tag of `MAX_TAG` bytes (more than the 20 an earlier machine held) is a tag.
+    let long = "END_OF_FILE_CONTENTS_".repeat(4);
+    let long = &long[..MAX_TAG];
+    let stream = format!("call c w\narg k <<{long}\nx\n{long}x\n{long}\nend\n");
+    let t = harness::check_chunking(&extended(Limits::default()), stream.as_bytes(), 1).unwrap();
+    assert_eq!(t.outcome.verdict, Verdict::Complete);
     // With room to spare on the line, MAX_TAG bounds it.
     let mut parser = extended(Limits::default());
     let mut header = b"call c w\narg k <<".to_vec();

@@ -410,7 +410,14 @@ fn compare(input: &[u8], spec: Spec) -> Result<(), TestCaseError> {
 /// 1 inline, 2 and up a heredoc with one of [`TAGS`]; a value the form cannot carry is counted.
 type GenCall = (String, String, Vec<(String, Vec<u8>, u8)>);
 
-const TAGS: [&[u8]; 4] = [b"EOF", b"end", b"T", b"ABCDEFGHIJKLMNOPQRST"];
+const TAGS: [&[u8]; 5] = [
+    b"EOF",
+    b"end",
+    b"T",
+    b"ABCDEFGHIJKLMNOPQRST",
+    // `MAX_TAG` bytes: the longest tag the machine holds.
+    b"END_OF_THE_FILE_CONTENTS_WRITTEN_BY_THE_MODEL_0123456789abcdefgh",
+];
 
 fn encode(calls: &[GenCall], extended: bool) -> Vec<u8> {
     let mut out = Vec::new();

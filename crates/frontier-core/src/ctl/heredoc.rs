@@ -4,8 +4,11 @@
 //! A heredoc value is the lines after `arg KEY <<TAG` LF up to a line that is exactly `TAG`.
 //! The recogniser has no buffer, so the tag lives in a fixed array inside it: [`MAX_TAG`]
 //! bytes. The bound is part of the language, like `max_line`: a tag byte past it is
-//! `line_too_long`, and `allowed()` refuses it (20 bytes is what fits the machine in 80 bytes;
-//! a writer picks tags like `EOF`, `EOF1`, `PATCH`).
+//! `line_too_long`, and `allowed()` refuses it. 64 bytes takes any tag a person or a model
+//! writes (`EOF`, `PATCH`, `END_OF_FILE_CONTENTS`, a 36-byte UUID) and every tag `max_line` allows
+//! up to `max_line` 73; a bound sized for the default `max_line` (247 bytes) doubled a cold
+//! extended-mode mask's p99, since a decoder copies the machine at every node of its token trie
+//! (`docs/ctl.md`).
 //!
 //! At the start of a body line the bytes that match the tag so far are held back (pending):
 //! they may be the tag line. The first byte that departs from `TAG` LF makes them content, and
@@ -17,11 +20,11 @@
 use crate::byteset::ByteSet;
 
 /// The longest heredoc tag, in bytes.
-pub const MAX_TAG: usize = 20;
+pub const MAX_TAG: usize = 64;
 
 /// A heredoc tag and how much of the current body line matched it so far. Outside a heredoc
 /// it is empty (all zeros), so that equal machine states compare equal.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tag {
     bytes: [u8; MAX_TAG],
     len: u8,
@@ -45,6 +48,16 @@ pub(super) enum BodyByte {
     Close,
     /// It would take the value past `max_arg`.
     TooLarge,
+}
+
+impl Default for Tag {
+    fn default() -> Tag {
+        Tag {
+            bytes: [0; MAX_TAG],
+            len: 0,
+            matched: 0,
+        }
+    }
 }
 
 impl Tag {

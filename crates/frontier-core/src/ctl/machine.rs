@@ -1157,9 +1157,9 @@ mod tests {
     fn machine_is_small_and_copy() {
         // A decoder clones this along a token trie: keep it a few words. 56 bytes for strict
         // CTL; the heredoc tag (`MAX_TAG` bytes, its length and the held count) and the mode
-        // bring it to 80 (`docs/ctl.md`).
+        // bring it to 128, two cache lines (`docs/ctl.md`).
         eprintln!("CtlMachine: {} bytes", std::mem::size_of::<CtlMachine>());
-        assert!(std::mem::size_of::<CtlMachine>() <= 80);
+        assert!(std::mem::size_of::<CtlMachine>() <= 128);
     }
 
     #[test]
