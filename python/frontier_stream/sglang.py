@@ -80,8 +80,16 @@ class FrontierGrammar:
         logits.masked_fill_(~allowed.to(logits.device), float("-inf"))
 
     def copy(self) -> "FrontierGrammar":
-        """A fresh, independent grammar in the same state."""
-        return type(self)(self.matcher.copy(), self.vocab_size)
+        """A fresh grammar: the same language and vocabulary, at the start of the output.
+
+        SGLang keeps a compiled grammar in its cache and gives each request ``copy()`` of
+        it, so, as its own backends (xgrammar, llguidance) do, a copy starts over whatever
+        this one has taken; this one does not move. (``Matcher.copy()`` is the fork in the
+        same state.)
+        """
+        fresh = self.matcher.copy()
+        fresh.reset()
+        return type(self)(fresh, self.vocab_size)
 
     def try_jump_forward(self, tokenizer: Any) -> Any:
         """Jump-forward is not offered (``forced_bytes`` is, on the matcher): ``None``."""

@@ -152,8 +152,12 @@ def test_sglang_tree_walk(o200k):
             grammar.rollback(1)
 
     walk(root, tree, [])
-    fork = root.copy()
-    fork.accept_token(good[0])
+    # SGLang's copy() is a fresh grammar at the start (its cache hands one to each request),
+    # and taking tokens in it leaves the original where it was.
+    fresh = root.copy()
+    assert (mask_of(fresh.matcher, words) == mask_of(reference(o200k, []), words)).all()
+    fresh.accept_token(tokens[0])
+    assert (mask_of(fresh.matcher, words) == mask_of(reference(o200k, tokens[:1]), words)).all()
     assert (mask_of(root.matcher, words) == mask_of(reference(o200k, prefix), words)).all()
     with pytest.raises(ValueError, match="JSON"):
         backend.dispatch_json("{}")
