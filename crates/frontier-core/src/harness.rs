@@ -10,7 +10,7 @@ use std::convert::Infallible;
 use crate::byteset::ByteSet;
 use crate::contract::{Outcome, PushParser, Unclosed};
 use crate::event::{Record, Recorder};
-use crate::recognizer::{InText, Recognizer};
+use crate::recognizer::{InText, KeptRun, Recognizer};
 
 /// Everything a consumer observes when a stream is parsed to its end.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -213,6 +213,7 @@ fn check_recognizer<P: PushParser>(
         }
     }
     check_line_text(alone, at)?;
+    check_kept_run(alone, at)?;
     check_byte_blind(alone, at)?;
     alone.try_byte(byte);
     Ok(())
@@ -311,6 +312,48 @@ fn check_line_text<R: Recognizer>(state: &R, at: usize) -> Result<(), String> {
                      after \"a\""
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// [`Recognizer::kept_run`]'s law, for the probes and for runs of `a` of the room's length
+/// and one more: the state takes a nonempty run of the class exactly when the kind says it is
+/// viable and it fits the room, and after every run it takes the bytes outside the class it
+/// takes are those after `a`.
+fn check_kept_run<R: Recognizer>(state: &R, at: usize) -> Result<(), String> {
+    let Some(KeptRun { kind, room }) = state.kept_run() else {
+        return Ok(());
+    };
+    let class = kind.class();
+    let mut reference = *state;
+    let reference_taken = reference.try_byte(b'a');
+    if reference_taken != (room > 0) {
+        return Err(format!(
+            "at {at}: a kept {kind:?} run with room {room} takes \"a\": {reference_taken}"
+        ));
+    }
+    // Runs of the room's length and one more (bounded: a run's room is a line's).
+    let long: Vec<u8> = vec![b'a'; (room as usize).saturating_add(1).min(1 << 16)];
+    let probes = LINE_TEXT_PROBES
+        .iter()
+        .map(|probe| &probe[..kind.run_len(probe).unwrap_or(probe.len())])
+        .chain([&long[..long.len() - 1], &long[..]]);
+    for run in probes.filter(|run| !run.is_empty()) {
+        let mut s = *state;
+        let taken = s.try_bytes(run) == run.len();
+        let expected = kind.viable(run) && run.len() as u64 <= room as u64;
+        if taken != expected {
+            return Err(format!(
+                "at {at}: a kept {kind:?} run with room {room} takes {} bytes of {run:?}: \
+                 {taken}, the law says {expected}",
+                run.len()
+            ));
+        }
+        if taken && s.allowed().difference(class) != reference.allowed().difference(class) {
+            return Err(format!(
+                "at {at}: after the kept {kind:?} run {run:?} the exits are not those after \"a\""
+            ));
         }
     }
     Ok(())

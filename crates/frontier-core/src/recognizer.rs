@@ -110,6 +110,20 @@ pub trait Recognizer: Copy + Debug + Send + Sync + 'static {
         None
     }
 
+    /// `Some` when the state reads a run of its answer's class that it keeps (a heredoc tag,
+    /// whose bytes the machine holds to find the closing line, so no [`line_text`]
+    /// (Recognizer::line_text) answer fits it: what follows the run depends on what it held).
+    /// The law, checked by [`crate::harness`] at every prefix: for every nonempty byte string
+    /// `x` of the class, the state takes `x` whole exactly when the kind says `x` is viable
+    /// ([`LineText::viable`]) and `x` has at most [`KeptRun::room`] bytes; and after every such
+    /// `x` it takes, the bytes outside the class that the state takes are the same. A token
+    /// mask then takes the tokens of the class from the vocabulary's tables (all those that
+    /// fit the room) and walks, byte by byte, only the tokens that leave the run at one of
+    /// those bytes (`crate::mask::line_text`). `None` (the default) is always sound.
+    fn kept_run(&self) -> Option<KeptRun> {
+        None
+    }
+
     /// `Some(true)` when the state is byte-blind: every byte is allowed and leads to the same
     /// [`mask_key`](Recognizer::mask_key) at every horizon, so which byte came is never seen
     /// (a CTL body with bytes left); the harness checks the claim at every prefix.
@@ -191,6 +205,16 @@ impl InText {
             ..self
         }
     }
+}
+
+/// A run a state keeps ([`Recognizer::kept_run`]): its kind, and the most bytes it may still
+/// take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KeptRun {
+    /// What the run may hold.
+    pub kind: LineText,
+    /// The longest string of the class the state takes.
+    pub room: u32,
 }
 
 /// A run of one byte class, as a recogniser reads it ([`Recognizer::line_text`]): free text up

@@ -52,7 +52,7 @@ use crate::contract::ParseError;
 use super::heredoc::{BodyByte, Tag, MAX_TAG};
 use super::line_scan;
 use super::{CtlErrorKind, CtlMode, Limits, TOKEN_CHARS};
-use crate::recognizer::{InText, LineText};
+use crate::recognizer::{InText, KeptRun, LineText};
 
 /// A position in the grammar: what has been read of the current line, or where else the
 /// machine is.
@@ -1308,6 +1308,23 @@ impl crate::recognizer::Recognizer for CtlMachine {
             _ => return None,
         };
         Some(InText::forgetting(kind))
+    }
+
+    /// A heredoc tag: the machine keeps its bytes (to find the closing line). A tag byte needs
+    /// room for itself and the header's LF, and the tag holds at most [`MAX_TAG`]; after any
+    /// tag the same bytes end it (LF).
+    fn kept_run(&self) -> Option<KeptRun> {
+        if self.error.is_some() || !matches!(self.node, Node::TagStart | Node::Tag) {
+            return None;
+        }
+        let tag_room = (MAX_TAG - self.tag.as_bytes().len()) as u32;
+        let line_room = self
+            .budget
+            .saturating_sub(MIN_REST[Node::Tag as usize] as u32);
+        Some(KeptRun {
+            kind: LineText::Token,
+            room: tag_room.min(line_room),
+        })
     }
 
     fn mask_key(&self, horizon: u32) -> CtlKey {

@@ -57,7 +57,18 @@ pub struct LineTextTable {
     prefix_rows: Vec<([u8; 2], u32)>,
     prefix_masks: Vec<u32>,
     prefixed_exits: TokenTrie,
+    /// The tokens of `inside` longer than [`KEPT_ROOM_MIN`], longest first, with their
+    /// lengths: what a kept run with less room than the longest takes out of `inside`.
+    long_inside: Vec<(u32, u32)>,
+    /// The tokens `x e y` (`x` a nonempty run, `e` the first byte outside the class) as they
+    /// are, one trie per `e`: what a kept run walks for each exit byte it takes.
+    kept_exits: Vec<(u8, TokenTrie)>,
 }
+
+/// The least room a kept run needs for its mask to come from the tables (see
+/// [`LineTextTable::fill_kept`]); with less, the state is walked. Only the tokens longer
+/// than it are listed apart.
+pub const KEPT_ROOM_MIN: u32 = 16;
 
 /// `after_row` of a byte no token starts with.
 const NO_ROW: u32 = u32::MAX;
@@ -141,15 +152,23 @@ impl LineTextTable {
         let mut after_masks = Vec::new();
         let mut exits = Vec::new();
         let mut exits_after = Vec::new();
+        let mut long_inside = Vec::new();
+        let mut kept_exits: Vec<(u8, u32, Vec<u8>)> = Vec::new();
         let set = |mask: &mut [u32], id: u32| mask[id as usize >> 5] |= 1 << (id & 31);
         for (id, bytes) in vocab.normal_tokens() {
             match kind.run_len(bytes) {
-                None if kind.viable(bytes) => set(&mut inside, id),
+                None if kind.viable(bytes) => {
+                    set(&mut inside, id);
+                    if bytes.len() > KEPT_ROOM_MIN as usize {
+                        long_inside.push((bytes.len() as u32, id));
+                    }
+                }
                 // An empty run is the caller's, first byte by first byte.
                 Some(end) if end > 0 => {
                     if let Some(entry) = exit_entry(kind, &[], &bytes[..end], &bytes[end..]) {
                         exits.push((id, entry));
                     }
+                    kept_exits.push((bytes[end], id, bytes.to_vec()));
                 }
                 _ => {}
             }
@@ -177,6 +196,18 @@ impl LineTextTable {
                 _ => {}
             }
         }
+        long_inside.sort_unstable_by(|a, b| b.cmp(a));
+        kept_exits.sort_unstable_by_key(|&(exit, id, _)| (exit, id));
+        let kept_exits = kept_exits
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(|group| {
+                let entries: Vec<(u32, Vec<u8>)> = group
+                    .iter()
+                    .map(|(_, id, bytes)| (*id, bytes.clone()))
+                    .collect();
+                (group[0].0, TokenTrie::from_entries(&entries, words))
+            })
+            .collect();
         let prefixes = prefix_tables(vocab, kind);
         let mut by_first: Vec<(u8, u32)> = exits
             .iter()
@@ -211,6 +242,41 @@ impl LineTextTable {
             prefixed_exits: prefixes.exits,
             exits_after: TokenTrie::from_entries(&exits_after, words),
             after_all,
+            long_inside,
+            kept_exits,
+        }
+    }
+
+    /// Writes into `words` the tokens `state` takes that start with a byte of the class,
+    /// where `state` reads a run of this table's kind that it keeps, with `room` bytes left
+    /// (at least [`KEPT_ROOM_MIN`]; see [`Recognizer::kept_run`]), EOS aside: the viable
+    /// tokens of the class of at most `room` bytes, and the tokens that leave the run at a
+    /// byte the state takes after a run, walked as they are (what the run held matters after
+    /// it). The caller adds the tokens that start with a byte outside the class.
+    pub fn fill_kept<R: Recognizer>(
+        &self,
+        state: R,
+        room: u32,
+        stack: &mut Vec<R>,
+        words: &mut [u32],
+    ) {
+        words.copy_from_slice(&self.inside);
+        for &(len, id) in &self.long_inside {
+            if len <= room {
+                break;
+            }
+            words[id as usize >> 5] &= !(1 << (id & 31));
+        }
+        // By the law, every run the state takes leaves it taking the same exits as `a` does.
+        let mut after_run = state;
+        if !after_run.try_byte(REPRESENTATIVE) {
+            return;
+        }
+        let exits = after_run.allowed().difference(self.kind.class());
+        for (exit, trie) in &self.kept_exits {
+            if exits.contains(*exit) {
+                trie.walk(state, stack, words);
+            }
         }
     }
 
@@ -323,6 +389,12 @@ impl LineTextTable {
                 * 4
             + self.exits.heap_bytes()
             + self.exits_after.heap_bytes()
+            + self.long_inside.len() * 8
+            + self
+                .kept_exits
+                .iter()
+                .map(|(_, trie)| trie.heap_bytes())
+                .sum::<usize>()
     }
 
     /// How many two-byte prefixes have a row of their own.

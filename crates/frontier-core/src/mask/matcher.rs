@@ -12,10 +12,10 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use crate::byteset::ByteSet;
-use crate::recognizer::{InText, LineText, Recognizer};
+use crate::recognizer::{InText, KeptRun, LineText, Recognizer};
 
 use super::cache::{CacheStats, MaskCache};
-use super::line_text::LineTextTable;
+use super::line_text::{LineTextTable, KEPT_ROOM_MIN};
 use super::vocab::{TokenKind, Vocabulary};
 use super::MaskError;
 
@@ -249,6 +249,8 @@ impl<R: Recognizer> CompiledGrammar<R> {
         if depth > 0 {
             words.copy_from_slice(trie.short_mask(depth));
             trie.walk_below(below, depth, &mut stack, words);
+        } else if let Some(run) = state.kept_run().filter(|r| r.room >= KEPT_ROOM_MIN) {
+            self.fill_kept_run(state, run, &mut stack, words);
         } else {
             match state.line_text(self.horizon) {
                 Some(text) if text.forgets => self.fill_run(state, text, &mut stack, words),
@@ -291,6 +293,17 @@ impl<R: Recognizer> CompiledGrammar<R> {
             .difference(text.kind.class())
             .union(text.except);
         self.add_first_bytes(state, first, Some(text.kind), stack, words);
+    }
+
+    /// The mask of `state`, reading a run it keeps (EOS aside): the tokens of the run's class
+    /// from the tables ([`LineTextTable::fill_kept`]), those that start outside it first
+    /// byte by first byte.
+    fn fill_kept_run(&self, state: &R, run: KeptRun, stack: &mut Vec<R>, words: &mut [u32]) {
+        self.vocab
+            .line_text(run.kind)
+            .fill_kept(*state, run.room, stack, words);
+        let first = state.allowed().difference(run.kind.class());
+        self.add_first_bytes(state, first, Some(run.kind), stack, words);
     }
 
     /// Adds to `words` the tokens `state` takes whose first byte is in `bytes`, first byte by
