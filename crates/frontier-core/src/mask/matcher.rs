@@ -224,7 +224,9 @@ impl<R: Recognizer> CompiledGrammar<R> {
     ///
     /// With no blind step, a state inside a run it forgets, and each first byte that leads
     /// into one, take their tokens from the vocabulary's [`line_text`](super::line_text)
-    /// tables: a copy or an OR of a mask, and a walk of the few tokens that leave the run.
+    /// tables: a copy or an OR of a mask, and a walk of the few tokens that leave the run. A
+    /// state reading a run it keeps ([`Recognizer::kept_run`]) takes the run's tokens from the
+    /// same tables and walks those that leave it as they are.
     fn walk(&self, state: &R, words: &mut [u32]) {
         let trie = self.vocab.trie();
         let mut below = *state;
