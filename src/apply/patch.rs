@@ -247,7 +247,10 @@ impl PatchSession {
                     None => None,
                 };
                 match dest {
-                    Some((full, to)) if full != open.full || self.policy == Policy::Codex => {
+                    Some((full, to))
+                        if !self.tx.same_entry(&full, &open.full)
+                            || self.policy == Policy::Codex =>
+                    {
                         let mode = self.tx.mode(&open.full);
                         self.tx.write(full, to, data.into_bytes(), mode);
                         // Codex writes the destination, then removes the source, even when
@@ -495,7 +498,11 @@ fn locate_safe(open: &mut OpenUpdate, chunk: &Chunk) -> Result<(), ApplyError> {
             old_len: 0,
             new,
         });
-        open.cursor = at;
+        // The context line is a match and the next search starts after it; an addition at
+        // the end matched nothing, so the search stays where it was (as Codex's does).
+        if !ctx_places.is_empty() {
+            open.cursor = at;
+        }
         return Ok(());
     }
     let from = ctx_places.first().map_or(open.cursor, |c| c + 1);

@@ -123,9 +123,31 @@ impl Transaction {
             .map_err(|e| ApplyError::path(operation, e))
     }
 
+    /// The key under which the file `full` names is staged: [`entry_of`] (the directories
+    /// resolved), or, when nothing is staged there and it is a symbolic link inside the root,
+    /// the key of the file it leads to. So every spelling of one file shares one entry, and a
+    /// later operation sees what an earlier one staged however either named it.
+    fn key(&self, full: &Path) -> PathBuf {
+        let own = entry_of(full);
+        if self.by_path.contains_key(&own) {
+            return own;
+        }
+        let is_link = fs::symlink_metadata(&own).is_ok_and(|m| m.file_type().is_symlink());
+        match is_link.then(|| own.canonicalize()) {
+            Some(Ok(target)) if target.starts_with(self.ws.root()) => target,
+            _ => own,
+        }
+    }
+
+    /// Whether `a` and `b` are one directory entry (the same path, or two spellings of it
+    /// through symbolic links to directories): removing one removes the other.
+    pub fn same_entry(&self, a: &Path, b: &Path) -> bool {
+        a == b || entry_of(a) == entry_of(b)
+    }
+
     /// What is at `full`, staged changes first.
     pub fn presence(&self, full: &Path) -> Presence {
-        if let Some(&i) = self.by_path.get(full) {
+        if let Some(&i) = self.by_path.get(&self.key(full)) {
             return match self.entries[i].state {
                 State::Write { .. } => Presence::File,
                 State::Delete => Presence::Missing,
@@ -146,7 +168,7 @@ impl Transaction {
         display: &str,
         full: &Path,
     ) -> Result<Option<Cow<'_, [u8]>>, ApplyError> {
-        if let Some(&i) = self.by_path.get(full) {
+        if let Some(&i) = self.by_path.get(&self.key(full)) {
             return Ok(match &self.entries[i].state {
                 State::Write { data, .. } => Some(Cow::Borrowed(data)),
                 State::Delete => None,
@@ -165,7 +187,7 @@ impl Transaction {
 
     /// The mode the file at `full` will have, if it is staged with one or exists on disk.
     pub fn mode(&self, full: &Path) -> Option<u32> {
-        if let Some(&i) = self.by_path.get(full) {
+        if let Some(&i) = self.by_path.get(&self.key(full)) {
             if let State::Write { mode: Some(m), .. } = self.entries[i].state {
                 return Some(m);
             }
@@ -175,19 +197,16 @@ impl Transaction {
 
     /// Stages `data` as the new content of `full` (and `mode`, if given). A symbolic link
     /// (which [`Workspace::resolve`] has checked stays inside the root) is written through, to
-    /// the file it points to, rather than replaced by a file.
+    /// the file it points to, rather than replaced by a file (unless this transaction deleted
+    /// the link: then a file takes its place).
     pub fn write(&mut self, full: PathBuf, display: &str, data: Vec<u8>, mode: Option<u32>) {
-        let is_link = fs::symlink_metadata(&full).is_ok_and(|m| m.file_type().is_symlink());
-        let full = match is_link.then(|| full.canonicalize()) {
-            Some(Ok(target)) if target.starts_with(self.ws.root()) => target,
-            _ => full,
-        };
-        self.stage(full, display, State::Write { data, mode });
+        let key = self.key(&full);
+        self.stage(key, display, State::Write { data, mode });
     }
 
-    /// Stages the removal of `full`.
+    /// Stages the removal of `full` (a symbolic link itself, not the file it leads to).
     pub fn delete(&mut self, full: PathBuf, display: &str) {
-        self.stage(full, display, State::Delete);
+        self.stage(entry_of(&full), display, State::Delete);
     }
 
     fn stage(&mut self, full: PathBuf, display: &str, state: State) {
@@ -247,7 +266,7 @@ impl Transaction {
     /// that is already gone).
     fn check_for_commit(&self) -> Result<Vec<Option<ChangeKind>>, ApplyError> {
         for e in &self.entries {
-            let mut again = self.resolve("commit", &e.display)?;
+            let mut again = entry_of(&self.resolve("commit", &e.display)?);
             if again != e.full && matches!(e.state, State::Write { .. }) {
                 // Written through a link inside the root: the link must still lead there.
                 again = again.canonicalize().unwrap_or(again);
@@ -331,6 +350,30 @@ impl Transaction {
     #[cfg(not(test))]
     fn faults(&self) -> Faults {
         Faults::default()
+    }
+}
+
+/// The directory entry `full` names, its directories resolved (symbolic links followed, as far
+/// as they exist: the rest of the path as written), its last component as written.
+fn entry_of(full: &Path) -> PathBuf {
+    let (Some(parent), Some(name)) = (full.parent(), full.file_name()) else {
+        return full.to_path_buf();
+    };
+    let mut existing = parent;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(mut out) = existing.canonicalize() {
+            out.extend(rest.iter().rev());
+            out.push(name);
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(up), Some(part)) => {
+                rest.push(part);
+                existing = up;
+            }
+            _ => return full.to_path_buf(),
+        }
     }
 }
 

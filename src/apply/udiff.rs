@@ -510,7 +510,7 @@ impl DiffSession {
                 self.tx.write(open.new_full, &open.new_name, new, mode);
             }
             Action::Rename => {
-                let same = open.new_full == open.old_full;
+                let same = self.tx.same_entry(&open.new_full, &open.old_full);
                 self.tx.write(open.new_full, &open.new_name, new, mode);
                 if !same {
                     self.tx.delete(open.old_full, &open.old_name);
