@@ -5,7 +5,7 @@
 //! line start the set is found by stepping a copy of the machine with each byte (a line start
 //! is a handful of comparisons). While a keyword is matched, the candidates' next bytes decide,
 //! unless a line that fits no keyword is garbage or a body line; in a header value the value's
-//! grammar decides, narrowed only near `max_line`; in a base85 line, the characters that keep
+//! grammar decides, narrowed only near `max_line`; in a base85 line, the characters that can keep
 //! the group within 32 bits. A tentative line start answers for the machine after its
 //! fallback, plus the bytes that continue the header.
 
@@ -14,7 +14,7 @@ use crate::udiff::keyword::{self as kw, KwSet};
 use crate::udiff::value::{Value, BASE85_LENGTH, BASE85_UP_TO};
 use crate::udiff::Mode;
 
-use super::{Class, Ctx, Div, Fallback, Pos, UdiffMachine};
+use super::{base85, Class, Ctx, Div, Fallback, Pos, UdiffMachine};
 
 /// The bytes a line start outside a hunk body treats one by one: the first byte of every
 /// keyword, and those the context dispatch of `line_start` names.
@@ -113,15 +113,10 @@ impl UdiffMachine {
             }
             Pos::Stream(_) => ByteSet::FULL,
             Pos::Base85 { left: 0, .. } => ByteSet::single(b'\n'),
-            Pos::Base85 { group: 4, acc, .. } => {
-                let room = (u32::MAX as u64).saturating_sub(acc as u64 * 85);
-                if acc as u64 * 85 > u32::MAX as u64 {
-                    ByteSet::EMPTY
-                } else {
-                    BASE85_UP_TO[room.min(84) as usize]
-                }
-            }
-            Pos::Base85 { .. } => BASE85_UP_TO[84],
+            Pos::Base85 { group, acc, .. } => match base85::group_room(group, acc) {
+                Some(room) => BASE85_UP_TO[room.min(84) as usize],
+                None => ByteSet::EMPTY,
+            },
         }
     }
 

@@ -4,8 +4,9 @@
 //! bytes, `a`-`z` for 27-52) and then those bytes in base85, five characters for every four
 //! bytes (the last group padded). The line start (`line_start`) reads the length and sets how
 //! many characters must follow; this module takes them one by one, so that a line is exactly
-//! as long as its length says and every group of five is a 32-bit value (`allowed` keeps the
-//! last character of a group within that range). Decoding is the parser's job.
+//! as long as its length says and every group of five is a 32-bit value: a digit is taken only
+//! if the group, padded with zeros, stays within that range ([`group_room`]), so that no
+//! digit is allowed that would leave the group no way to end. Decoding is the parser's job.
 
 use crate::udiff::value::BASE85_VALUE;
 use crate::udiff::UdiffErrorKind;
@@ -32,10 +33,10 @@ impl UdiffMachine {
         if digit == 255 {
             return Err(UdiffErrorKind::UnexpectedByte);
         }
-        let value = acc as u64 * 85 + digit as u64;
-        if value > u32::MAX as u64 {
+        if group_room(group, acc).is_none_or(|room| digit as u64 > room) {
             return Err(UdiffErrorKind::UnexpectedByte);
         }
+        let value = acc as u64 * 85 + digit as u64;
         let (group, acc) = if group == 4 {
             (0, 0)
         } else {
@@ -49,4 +50,13 @@ impl UdiffMachine {
         };
         Ok(plain(Step::Held))
     }
+}
+
+/// The largest digit that may come at position `group` (0-4) of a base85 group whose digits so
+/// far make `acc`: the one that keeps `(acc · 85 + digit) · 85^(4 − group)`, the smallest
+/// value the group can still end with, within `u32::MAX` (git refuses a larger group). `None`
+/// when no digit does (never reached: every earlier digit was kept within the bound).
+pub(super) fn group_room(group: u8, acc: u32) -> Option<u64> {
+    let top = u32::MAX as u64 / 85u64.pow(4 - group.min(4) as u32);
+    top.checked_sub(acc as u64 * 85)
 }
