@@ -94,9 +94,10 @@ enum Open {
 #[derive(Debug, Default)]
 pub struct Anthropic {
     open: Vec<(u64, Open)>,
-    /// A tool block stopped with no input, waiting for an event that says whether the
-    /// message was cut.
-    held: Option<Pending>,
+    /// The tool blocks stopped with no input, in the order they stopped, waiting for an event
+    /// that says whether the message was cut (more than one only when blocks were open at
+    /// once; never more than [`super::Limits::max_open_calls`]).
+    held: Vec<Pending>,
     /// The usage so far: `message_start`'s, updated by `message_delta`'s.
     usage: Option<Value>,
     /// The usage so far outgrew its bound: only its counts are held, not the provider's
@@ -118,18 +119,26 @@ impl Anthropic {
         }
         let event: MessageEvent<'_> = parse(data, turn)?;
         let kind = event_type(&event.kind, name);
-        if let Some(call) = self.held.take() {
+        if !self.held.is_empty() {
             let stop_reason = event.delta.as_ref().and_then(|d| d.stop_reason.as_deref());
-            match (kind.as_ref(), stop_reason) {
+            let cut = match (kind.as_ref(), stop_reason) {
                 // The model went on to another block, or stopped by its own choice.
-                ("content_block_start", _) => turn.confirm(call, on_event)?,
-                ("message_delta", Some(reason)) if cut_by_limit(reason) => turn.incomplete(call)?,
-                ("message_delta", Some(_)) => turn.confirm(call, on_event)?,
-                ("message_stop", _) if !turn.summary.truncated => turn.confirm(call, on_event)?,
-                ("message_stop", _) => turn.incomplete(call)?,
+                ("content_block_start", _) => Some(false),
+                ("message_delta", Some(reason)) => Some(cut_by_limit(reason)),
+                ("message_stop", _) => Some(turn.summary.truncated),
                 // A ping, an event of a type this reader does not know, a delta without a stop
-                // reason or an error says nothing of it; the end of the body makes it incomplete.
-                _ => self.held = Some(call),
+                // reason or an error says nothing of them; the end of the body makes them
+                // incomplete.
+                _ => None,
+            };
+            if let Some(cut) = cut {
+                for call in std::mem::take(&mut self.held) {
+                    if cut {
+                        turn.incomplete(call)?;
+                    } else {
+                        turn.confirm(call, on_event)?;
+                    }
+                }
             }
         }
         match kind.as_ref() {
@@ -152,7 +161,7 @@ impl Anthropic {
                                 .map_err(|kind| turn.error(kind, "a tool input over the bound"))?;
                         }
                         if call.text.is_empty() {
-                            self.held = Some(call);
+                            self.held.push(call);
                             return Ok(());
                         }
                         turn.confirm(call, on_event)
@@ -318,7 +327,7 @@ impl Anthropic {
 
     /// The end of the stream: open calls are incomplete.
     pub fn finish(&mut self, turn: &mut Turn) -> Result<(), StreamError> {
-        if let Some(call) = self.held.take() {
+        for call in std::mem::take(&mut self.held) {
             turn.incomplete(call)?;
         }
         for (_, open) in self.open.drain(..) {

@@ -23,7 +23,8 @@
 //! Several entries in one chunk are taken in order, so a whole call in one delta, or the end
 //! of one call and the start of the next, are read like any other split. A chunk's `usage`
 //! (the last chunk's, `choices: []`, when the request asked for it) is the turn's usage
-//! ([`super::usage`]); `obfuscation` and other unknown fields are ignored. Text is `delta.content`; reasoning `delta.reasoning_content` or `delta.reasoning`.
+//! ([`super::usage`]); `obfuscation` and other unknown fields are ignored. Text is `delta.content`; reasoning `delta.reasoning_content` or `delta.reasoning`
+//! (a delta with both, as vLLM sends, has its reasoning in `reasoning_content`).
 //! Only choice 0 is read: a stream of several choices (`n` > 1) is a `bad_event` error. An
 //! object with an `error` field, or an event named `error`, is the server's error.
 
@@ -151,10 +152,13 @@ impl Chat {
         turn: &mut Turn,
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), StreamError> {
-        for reasoning in [&delta.reasoning_content, &delta.reasoning]
+        // One delta's reasoning is in one of the two fields; a server moving from one name to
+        // the other (vLLM) sends the same text in both, read once.
+        let reasoning = [&delta.reasoning_content, &delta.reasoning]
             .into_iter()
             .flatten()
-        {
+            .find(|r| !r.is_empty());
+        if let Some(reasoning) = reasoning {
             turn.reasoning(reasoning, on_event)?;
         }
         if let Some(content) = &delta.content {

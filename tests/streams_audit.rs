@@ -1,0 +1,133 @@
+//! Cases from an audit of the provider stream readers against `streams.md`, each read whole
+//! and at every chunking.
+
+use frontier::streams::{Api, Call, Event, Format, StreamReader, Summary};
+
+/// `body` read in pieces of `chunk` bytes: the calls confirmed and the summary (the same for
+/// every chunking).
+fn read(api: Api, body: &str) -> (Vec<Call>, Summary) {
+    let read = |chunk: usize| {
+        let mut reader = StreamReader::new(api, Format::Sse);
+        let mut calls = Vec::new();
+        let mut on_event = |e: Event<'_>| {
+            if let Event::Call(call) = e {
+                calls.push(call.clone());
+            }
+        };
+        for piece in body.as_bytes().chunks(chunk) {
+            if reader.push(piece, &mut on_event).is_err() {
+                break;
+            }
+        }
+        let summary = reader.finish(&mut on_event);
+        (calls, summary)
+    };
+    let whole = read(body.len().max(1));
+    for chunk in [1, 2, 3, 7] {
+        assert_eq!(read(chunk), whole, "chunks of {chunk}");
+    }
+    whole
+}
+
+fn summary(api: Api, body: &str) -> Summary {
+    read(api, body).1
+}
+
+/// An SSE body of `(event name, data)` pairs.
+fn events(list: &[(&str, &str)]) -> String {
+    list.iter()
+        .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+        .collect()
+}
+
+fn ids(calls: &[Call]) -> Vec<&str> {
+    calls.iter().map(|c| c.id.as_str()).collect()
+}
+
+/// A Chat stream of these deltas, then `stop` and `[DONE]`.
+fn chat(deltas: &[&str]) -> String {
+    let mut body = String::new();
+    for delta in deltas {
+        body.push_str(&format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":null}}]}}\n\n"
+        ));
+    }
+    body.push_str(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+    );
+    body.push_str("data: [DONE]\n\n");
+    body
+}
+
+#[test]
+fn a_delta_with_both_reasoning_fields_counts_its_reasoning_once() {
+    // Servers moving from `reasoning_content` to `reasoning` (vLLM) send both, the same text.
+    let body = chat(&[
+        r#"{"reasoning_content":"Look first.","reasoning":"Look first."}"#,
+        r#"{"reasoning":" Then act."}"#,
+        r#"{"reasoning_content":" Done.","reasoning":null}"#,
+        r#"{"content":"ok"}"#,
+    ]);
+    let summary = summary(Api::OpenAiChat, &body);
+    assert_eq!(summary.reasoning, "Look first. Then act. Done.");
+    assert_eq!(summary.text, "ok");
+    assert!(summary.ended_cleanly);
+}
+
+/// Anthropic events: two tool blocks open at once, both stopped with no input, then `tail`.
+fn two_empty_blocks(tail: &[(&str, &str)]) -> String {
+    let start = |index: u32, id: &str| {
+        format!(
+            r#"{{"type":"content_block_start","index":{index},"content_block":{{"type":"tool_use","id":"{id}","name":"get_time","input":{{}}}}}}"#
+        )
+    };
+    let (first, second) = (start(0, "toolu_a"), start(1, "toolu_b"));
+    let mut list = vec![
+        ("message_start", r#"{"type":"message_start","message":{}}"#),
+        ("content_block_start", first.as_str()),
+        ("content_block_start", second.as_str()),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":1}"#,
+        ),
+    ];
+    list.extend_from_slice(tail);
+    events(&list)
+}
+
+#[test]
+fn tool_blocks_stopped_with_no_input_are_each_confirmed_or_reported() {
+    // Finished by the model: both confirmed, in the order they stopped.
+    let (calls, summary) = read(
+        Api::AnthropicMessages,
+        &two_empty_blocks(&[
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ]),
+    );
+    assert_eq!(ids(&calls), ["toolu_a", "toolu_b"]);
+    assert!(summary.incomplete.is_empty() && summary.ended_cleanly);
+    // Cut by the output limit, or by the end of the body: both incomplete, neither lost.
+    for tail in [
+        &[
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens"}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ][..],
+        &[],
+    ] {
+        let (calls, summary) = read(Api::AnthropicMessages, &two_empty_blocks(tail));
+        assert!(calls.is_empty());
+        let incomplete: Vec<&str> = summary.incomplete.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(incomplete, ["toolu_a", "toolu_b"]);
+    }
+}
