@@ -112,3 +112,36 @@ fn a_bare_pure_addition_does_not_move_the_search_to_the_end() {
         assert_eq!(read(&dir, "f.txt"), "a\nb\nc\n", "{policy:?}");
     }
 }
+
+/// The error kinds are documented per language (`bad_marker`: a `*** ` line that matches no
+/// marker allowed here; `trailing_data`: anything after the end of the patch). A `*** ` line
+/// that breaks off while it could still have been `*** End Patch` is a bad marker in codex mode
+/// too, as in strict mode: nothing has ended yet.
+#[test]
+fn a_broken_marker_line_is_a_bad_marker_in_codex_mode() {
+    use frontier::apply_patch::StrictParser;
+    use frontier::contract::PushParser;
+    fn kind(parser: &mut impl PushParser, text: &[u8]) -> (u64, &'static str) {
+        let e = parser.push(text, &mut |_| {}).unwrap_err();
+        (e.offset, frontier::ErrorKind::as_str(e.kind))
+    }
+    for text in [
+        &b"*** Begin Patch\n*** Delete File: a\n*** Ex"[..],
+        b"*** Begin Patch\n*** Delete File: a\n*** End Px",
+        b"*** Begin Patch\n*** Add File: a\n+x\n*** Ex",
+        b"*** Begin Patch\n*** Delete File: a\n*** Environment ID: e\n",
+    ] {
+        let what = String::from_utf8_lossy(text);
+        let strict = kind(&mut StrictParser::default(), text);
+        assert_eq!(strict.1, "bad_marker", "{what:?}");
+        assert_eq!(kind(&mut CodexParser::new(), text), strict, "{what:?}");
+    }
+    // After the closing line, it is trailing data.
+    for text in [
+        &b"*** Begin Patch\n*** Delete File: a\n*** End Patchx"[..],
+        b"*** Begin Patch\n*** Delete File: a\n*** End Patch\nmore",
+    ] {
+        let e = CodexParser::new().push(text, &mut |_| {}).unwrap_err();
+        assert_eq!(frontier::ErrorKind::as_str(e.kind), "trailing_data");
+    }
+}

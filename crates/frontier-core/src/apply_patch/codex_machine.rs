@@ -670,7 +670,13 @@ impl CodexMachine {
             Phase::Body => {}
         }
         if self.line == Line::Dead {
-            return E::TrailingData;
+            // A `*** ` line that could only have been the closing line, broken off before its
+            // text was complete, is a marker that matches nothing here (as in strict mode);
+            // after the closing line, anything is trailing data.
+            return match self.close {
+                Close::Match(k) if (k as usize) < END.len() => E::BadMarker,
+                _ => E::TrailingData,
+            };
         }
         match (self.line, self.ctx) {
             (Line::Marker { .. }, Ctx::UpdateStart) => E::EmptyUpdate,
