@@ -132,7 +132,7 @@ impl Tag {
 
     /// The bytes a body line start with `matched` tag bytes still needs: the rest of the tag,
     /// then LF.
-    fn expected(&self) -> u8 {
+    pub(super) fn expected(&self) -> u8 {
         match self.as_bytes().get(self.matched as usize) {
             Some(&byte) => byte,
             None => b'\n',

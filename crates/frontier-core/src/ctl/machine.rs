@@ -1284,7 +1284,8 @@ impl crate::recognizer::Recognizer for CtlMachine {
     /// reads the token's bytes again. In extended mode also
     /// an inline value while its line has room for a whole token and the LF, and a heredoc
     /// content line while the value has room for two (so that the room left after any token
-    /// and its LF is past what the key keeps).
+    /// and its LF is past what the key keeps); a heredoc body line's start too, with the tag's
+    /// next byte excepted (a line that starts with it may be the tag line).
     fn line_text(&self, horizon: u32) -> Option<InText> {
         if self.error.is_some() {
             return None;
@@ -1305,6 +1306,21 @@ impl crate::recognizer::Recognizer for CtlMachine {
                 LineText::Bytes
             }
             Node::HereText if self.count >= 2 * horizon + MAX_TAG as u64 + 4 => LineText::Bytes,
+            // A body line's start is content too, except after the tag's next byte (the line
+            // may be the tag line: those tokens are walked); the held bytes need room as well.
+            // Not when that byte is the tables' stand-in for every run (`a`): walked.
+            Node::HereLine
+                if self.count >= 2 * horizon + 2 * MAX_TAG as u64 + 4
+                    && self.tag.expected() != b'a' =>
+            {
+                let expected = self.tag.expected();
+                let except = if expected == b'\n' {
+                    ByteSet::EMPTY
+                } else {
+                    ByteSet::single(expected)
+                };
+                return Some(InText::forgetting(LineText::Bytes).except(except));
+            }
             _ => return None,
         };
         Some(InText::forgetting(kind))
