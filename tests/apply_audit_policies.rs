@@ -7,7 +7,7 @@ mod apply_support;
 #[path = "apply_patch_support/gen.rs"]
 mod gen;
 
-use apply_support::workspace;
+use apply_support::{read, workspace};
 use frontier::apply::{apply_patch_stream, ErrorKind, Policy, Workspace};
 use frontier::apply_patch::CodexParser;
 use gen::Rng;
@@ -24,7 +24,7 @@ fn run(file: &str, patch: &str, policy: Policy) -> Result<String, ErrorKind> {
         |_, _| {},
     )
     .map_err(|f| f.error.kind)?;
-    Ok(std::fs::read_to_string(dir.path().join("f.txt")).unwrap())
+    Ok(read(&dir, "f.txt"))
 }
 
 #[test]
