@@ -131,3 +131,26 @@ fn tool_blocks_stopped_with_no_input_are_each_confirmed_or_reported() {
         assert_eq!(incomplete, ["toolu_a", "toolu_b"]);
     }
 }
+
+#[test]
+fn an_empty_type_on_a_later_chat_fragment_is_no_type() {
+    // A gateway whose Go struct has no `omitempty` sends `"type":""` (and `""` ids and names)
+    // on the fragments after the first, as others send `""` ids.
+    let body = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",",
+        "\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"path\\\"\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"\",",
+        "\"type\":\"\",\"function\":{\"name\":\"\",\"arguments\":\":\\\"a\\\"}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let (calls, summary) = read(Api::OpenAiChat, body);
+    assert_eq!(summary.error, None);
+    assert_eq!(ids(&calls), ["call_1"]);
+    assert_eq!(calls[0].name, "read_file");
+    assert!(summary.ended_cleanly);
+    // A type that is not a function's is still refused, never guessed.
+    let custom = body.replace("\"type\":\"\"", "\"type\":\"custom\"");
+    let (_, summary) = read(Api::OpenAiChat, &custom);
+    assert_eq!(summary.error.map(|e| e.kind.name()), Some("bad_event"));
+}

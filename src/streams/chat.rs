@@ -186,7 +186,13 @@ impl Chat {
         turn: &mut Turn,
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), StreamError> {
-        if entry.kind.as_deref().is_some_and(|k| k != "function") {
+        // `""` is no type, as `""` is no id (a later fragment from a server that sends every
+        // field).
+        if entry
+            .kind
+            .as_deref()
+            .is_some_and(|k| !k.is_empty() && k != "function")
+        {
             return Err(turn.error(
                 StreamErrorKind::BadEvent,
                 format!("a tool call of type {:?}", entry.kind.unwrap_or_default()),
