@@ -362,10 +362,11 @@ impl UdiffParser {
                 lines,
                 fallback,
                 class,
+                ended,
             } => {
                 self.flush_tentative(lines, fallback, on_event);
                 self.line.push(byte);
-                self.begin_line(class, false, on_event);
+                self.begin_line(class, ended, on_event);
             }
         }
         if s.ends & END_FILE != 0 && file_after {

@@ -94,7 +94,9 @@ impl UdiffMachine {
             Pos::Value { kw, value } => {
                 let grammar = value.allowed();
                 if self.fallback().is_some() && (kw == kw::MINUS || kw == kw::PLUS) {
-                    return grammar; // a tentative line that grows too long is demoted, not refused
+                    // A tentative line is demoted, not refused, when it grows too long or
+                    // ends without a name.
+                    return ByteSet::FULL;
                 }
                 if self.fits(Value::MAX_MIN_REST) {
                     return grammar; // far from the limit: the grammar alone decides

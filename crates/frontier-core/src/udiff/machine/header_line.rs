@@ -4,7 +4,8 @@
 //! in [`Pos::Kw`] with what the line is if no candidate survives. A completed keyword picks
 //! the value grammar that follows it (from `value`), enters or proves a tentative header, and
 //! refuses a hunk header outside a file patch. Value bytes are held within `max_line` (a
-//! tentative `---`/`+++` line that outgrows it is demoted to its fallback) while the hunk
+//! tentative `---`/`+++` line that outgrows it, or ends without a name, is demoted to its
+//! fallback) while the hunk
 //! header's numbers are read as they pass; the LF sets the context of the next line.
 //! The file patch ends here when the keyword bytes rule out every keyword that continues it.
 
@@ -210,28 +211,19 @@ impl UdiffMachine {
             return self.orphan(value, byte);
         }
         let tentative = self.fallback().is_some() && (k == kw::MINUS || k == kw::PLUS);
-        let next = value.step(byte)?;
+        let next = match value.step(byte) {
+            Ok(next) => next,
+            // A tentative line that cannot be a header (`--- ` or `+++ ` without a name)
+            // is its fallback, as garbage or a body line may be.
+            Err(_) if tentative => return Ok(self.demote(k, byte)),
+            Err(kind) => return Err(kind),
+        };
         let Some(next) = next else {
             return Ok(self.value_end(k));
         };
         if !self.fits(next.min_rest()) {
             if tentative {
-                let fallback = self.fallback().unwrap_or(Fallback::Garbage);
-                let lines = if k == kw::MINUS { 0 } else { 1 };
-                let class = match (fallback, k) {
-                    (Fallback::Garbage, _) => Class::Garbage,
-                    (Fallback::Body, kw::MINUS) => Class::Body(Remove),
-                    (Fallback::Body, _) => Class::Body(Add),
-                };
-                self.tent = Tent::None;
-                self.ctx = self.fallback_ctx(fallback);
-                self.pos = Pos::Stream(class);
-                self.line_len = 0;
-                return Ok(plain(Step::Demote {
-                    lines,
-                    fallback,
-                    class,
-                }));
+                return Ok(self.demote(k, byte));
             }
             return Err(UdiffErrorKind::LineTooLong);
         }
@@ -244,6 +236,34 @@ impl UdiffMachine {
         self.line_len += 1;
         self.pos = Pos::Value { kw: k, value: next };
         Ok(plain(Step::Held))
+    }
+
+    /// A tentative `---`/`+++` line (keyword `k`) that `byte` proves no header line (it
+    /// outgrows `max_line`, or it is the LF of a line without a name): the complete held
+    /// lines and this one become the fallback, the line streaming on, or ended by an LF.
+    fn demote(&mut self, k: u8, byte: u8) -> Stepped {
+        let fallback = self.fallback().unwrap_or(Fallback::Garbage);
+        let lines = if k == kw::MINUS { 0 } else { 1 };
+        let class = match (fallback, k) {
+            (Fallback::Garbage, _) => Class::Garbage,
+            (Fallback::Body, kw::MINUS) => Class::Body(Remove),
+            (Fallback::Body, _) => Class::Body(Add),
+        };
+        let ended = byte == b'\n';
+        self.tent = Tent::None;
+        self.ctx = self.fallback_ctx(fallback);
+        self.pos = if ended {
+            Pos::Start
+        } else {
+            Pos::Stream(class)
+        };
+        self.line_len = 0;
+        plain(Step::Demote {
+            lines,
+            fallback,
+            class,
+            ended,
+        })
     }
 
     /// The LF of a header value line.

@@ -24,8 +24,8 @@
 //! current line, un-consumes the line's few matched keyword bytes, and the caller feeds them
 //! again, then the byte. `allowed()` and `accepting()` of a tentative line start are those of
 //! the fallback after that replay (a handful of steps: constant time). A tentative line that
-//! outgrows `max_line` cannot be a header; it is demoted to its fallback on the spot
-//! ([`Step::Demote`]).
+//! outgrows `max_line`, or a `---`/`+++` line without a name, cannot be a header; it is
+//! demoted to its fallback on the spot ([`Step::Demote`]).
 //!
 //! # Modules
 //!

@@ -166,8 +166,9 @@ pub enum Step {
         /// What they become.
         fallback: Fallback,
     },
-    /// A tentative line grew past `max_line`: the `lines` complete held lines become
-    /// `fallback`, and the current line (held bytes and this byte) streams on as `class`.
+    /// A tentative line grew past `max_line`, or ended without a name: the `lines` complete
+    /// held lines become `fallback`, and the current line (held bytes and this byte) streams
+    /// on as `class` (or is complete, `ended`).
     Demote {
         /// Complete held lines before the current one (0 or 1).
         lines: u8,
@@ -175,6 +176,8 @@ pub enum Step {
         fallback: Fallback,
         /// What the current line is.
         class: Class,
+        /// This byte was the line's LF (a `---`/`+++` line without a name).
+        ended: bool,
     },
 }
 
