@@ -154,3 +154,38 @@ fn an_empty_type_on_a_later_chat_fragment_is_no_type() {
     let (_, summary) = read(Api::OpenAiChat, &custom);
     assert_eq!(summary.error.map(|e| e.kind.name()), Some("bad_event"));
 }
+
+#[test]
+fn an_empty_chat_finish_reason_is_no_finish() {
+    // SGLang, Ollama and LocalAI have sent `"finish_reason":""` on every chunk before the last.
+    let chunk = |delta: &str, finish: &str| {
+        format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n"
+        )
+    };
+    let first = r#"{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"path\""}}]}"#;
+    let rest = r#"{"tool_calls":[{"index":0,"function":{"arguments":":\"a\"}"}}]}"#;
+    let body = [
+        chunk(r#"{"role":"assistant","content":"Reading."}"#, r#""""#),
+        chunk(first, r#""""#),
+        chunk(rest, r#""""#),
+        chunk("{}", r#""tool_calls""#),
+        "data: [DONE]\n\n".to_owned(),
+    ]
+    .concat();
+    let (calls, summary) = read(Api::OpenAiChat, &body);
+    assert_eq!(summary.error, None);
+    assert_eq!(ids(&calls), ["call_1"]);
+    assert_eq!(summary.finish_reason.as_deref(), Some("tool_calls"));
+    assert!(summary.ended_cleanly && summary.incomplete.is_empty());
+    // Cut before the real finish: the call is not complete, and there is no finish reason.
+    let cut = body
+        .split("data: {\"choices\":[{\"index\":0,\"delta\":{},")
+        .next()
+        .unwrap();
+    let (calls, summary) = read(Api::OpenAiChat, cut);
+    assert!(calls.is_empty());
+    assert_eq!(summary.finish_reason, None);
+    assert_eq!(summary.incomplete.len(), 1);
+    assert_eq!(summary.text, "Reading.");
+}

@@ -15,7 +15,8 @@
 //! - an entry without `index` continues the open call, or starts the next one when it has an
 //!   id;
 //! - `finish_reason` `tool_calls`, `function_call` or `stop` finishes the open call; any other
-//!   (`length`, `content_filter`) leaves it incomplete.
+//!   (`length`, `content_filter`) leaves it incomplete. A `finish_reason` of `""` (sent by some servers
+//!   on every chunk before the last, where OpenAI sends `null`) is no finish.
 //!
 //! The deprecated `delta.function_call` (the `functions` API: one call a message, no id) is
 //! read as the entry of a call at index 0.
@@ -139,7 +140,9 @@ impl Chat {
             if let Some(delta) = choice.delta {
                 self.delta(delta, turn, on_event)?;
             }
-            if let Some(reason) = choice.finish_reason {
+            // `""` is no finish: SGLang, Ollama and LocalAI have sent it on every chunk before
+            // the last, where OpenAI sends `null`.
+            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
                 self.finished(&reason, turn, on_event)?;
             }
         }
