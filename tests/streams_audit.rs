@@ -189,3 +189,28 @@ fn an_empty_chat_finish_reason_is_no_finish() {
     assert_eq!(summary.incomplete.len(), 1);
     assert_eq!(summary.text, "Reading.");
 }
+
+#[test]
+fn an_empty_finish_stream_cut_anywhere_confirms_its_call_only_at_the_real_finish() {
+    let chunk = |delta: &str, finish: &str| {
+        format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n"
+        )
+    };
+    let first = r#"{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\""}}]}"#;
+    let rest = r#"{"tool_calls":[{"index":0,"id":"","type":"","function":{"name":"","arguments":":1}"}}]}"#;
+    let head = [chunk(first, r#""""#), chunk(rest, r#""""#)].concat();
+    let finish = chunk("{}", r#""tool_calls""#);
+    let body = format!("{head}{finish}data: [DONE]\n\n");
+    // The finish event is dispatched by its blank line: its last byte.
+    let confirmed_at = head.len() + finish.len();
+    for cut in 0..=body.len() {
+        let (calls, summary) = read(Api::OpenAiChat, &body[..cut]);
+        assert_eq!(summary.error, None, "cut at {cut}");
+        assert_eq!(
+            calls.len(),
+            usize::from(cut >= confirmed_at),
+            "cut at {cut}"
+        );
+    }
+}
