@@ -214,3 +214,24 @@ fn an_empty_finish_stream_cut_anywhere_confirms_its_call_only_at_the_real_finish
         );
     }
 }
+
+#[test]
+fn an_event_with_empty_data_is_not_dispatched() {
+    // The event-stream standard drops an event whose data is empty: `data:` alone is a
+    // keep-alive, not an event whose data is not JSON.
+    let body = concat!(
+        "data:\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n",
+        "data: \r\n\r\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let chat = summary(Api::OpenAiChat, body);
+    assert_eq!(chat.error, None);
+    assert_eq!(chat.text, "hi");
+    assert!(chat.ended_cleanly);
+    let body = "event: ping\ndata:\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    let anthropic = summary(Api::AnthropicMessages, body);
+    assert_eq!(anthropic.error, None);
+    assert!(anthropic.ended_cleanly);
+}

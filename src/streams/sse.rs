@@ -21,8 +21,9 @@
 //!   [`strict`](SseReader::strict): then a line that is not a comment, not blank and not one of
 //!   the four fields is a `not_sse` error at its offset (a JSON error body, an HTML page), also
 //!   when it is the unfinished last line of the stream ([`SseReader::finish`]);
-//! - a blank line dispatches the event when it has data (an event with no `data` line is
-//!   dropped) and resets the data and the name; an event the stream ends in the middle of is
+//! - a blank line dispatches the event when its data is not empty (an event with no `data`
+//!   line, or with one bare `data` line, is dropped, as the standard says) and resets the
+//!   data and the name; an event the stream ends in the middle of is
 //!   never dispatched ([`SseReader::pending`] says one was cut).
 //!
 //! Bounds: a line (without its line end) and an event's joined data are each at most the
@@ -294,7 +295,9 @@ impl SseReader {
             line = line.strip_prefix(BOM).unwrap_or(line);
         }
         if line.is_empty() {
-            let flow = if self.has_data {
+            // Empty data (one bare `data` line) dispatches nothing, as the standard says: a
+            // keep-alive some servers send.
+            let flow = if self.has_data && !self.data.is_empty() {
                 on_event(&Event {
                     name: &self.name,
                     data: &self.data,
@@ -462,16 +465,17 @@ mod tests {
         let stream = "\u{feff}event: delta\r\nid: 7\r\ndata: {\"x\":1}\r\n\r\n\
                       : comment\r\nretry: 1500\r\ndata\r\n\r\n\
                       event: end\rdata:  two spaces\rignored: field\rnocolon\rid: a\0b\r\r\
-                      \n\n\nevent: no-data\n\n";
+                      \n\n\nevent: no-data\n\ndata:\ndata\n\n";
         let outcome = same_at_every_split(stream.as_bytes(), DEFAULT_MAX);
         assert_eq!(
             outcome.events,
             events(&[
                 ("delta", "{\"x\":1}", "7"),
-                // A bare `data` line: an event with empty data; the id persists.
-                ("message", "", "7"),
+                // A bare `data` line: empty data, so no event (a keep-alive); the id persists.
                 // One space dropped, not two; an id with a NUL is ignored.
                 ("end", " two spaces", "7"),
+                // Two bare `data` lines: the data is one line end, an event.
+                ("message", "\n", "7"),
             ])
         );
         assert!(!outcome.pending);
