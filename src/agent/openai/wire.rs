@@ -99,11 +99,14 @@ fn text(value: Option<&Value>, what: &str) -> Result<Option<String>, ModelError>
     }
 }
 
+/// A choice's `finish_reason`; `""` is no finish, as `null` is (SGLang, Ollama and LocalAI send
+/// it on every chunk before the last, as the stream readers take it: `docs/streams.md`).
 fn finish_of(choice: &Value) -> Result<Option<Finish>, ModelError> {
     let Some(reason) = text(choice.get("finish_reason"), "finish_reason")? else {
         return Ok(None);
     };
     match reason.as_str() {
+        "" => Ok(None),
         "stop" => Ok(Some(Finish::Stop)),
         "tool_calls" | "function_call" => Ok(Some(Finish::ToolCalls)),
         "length" => Ok(Some(Finish::Length)),
@@ -174,6 +177,22 @@ mod tests {
         let too_large = r#"{"error":{"message":"max_tokens is too large: 100000"}}"#;
         assert!(!refuses_field(400, too_large, "max_tokens"));
         assert!(!refuses_field(500, openai, "max_tokens"));
+    }
+
+    #[test]
+    fn an_empty_finish_reason_is_no_finish() {
+        let chunk = br#"{"choices":[{"index":0,"delta":{"content":"call"},"finish_reason":""}]}"#;
+        assert!(matches!(
+            parse_event(chunk),
+            Ok(Delta::Content(Some(c), None, None)) if c == "call"
+        ));
+        let last = br#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#;
+        assert!(matches!(
+            parse_event(last),
+            Ok(Delta::Content(None, Some(Finish::Stop), None))
+        ));
+        let odd = br#"{"choices":[{"index":0,"delta":{},"finish_reason":"content_filter"}]}"#;
+        assert!(matches!(parse_event(odd), Err(ModelError::Server(_))));
     }
 
     #[test]
