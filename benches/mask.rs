@@ -13,6 +13,7 @@
 //! - `apply_patch_git`: `corpora/apply_patch/git_history.patch` (33.8 KB of this repository's
 //!   history);
 //! - `ctl`: every file of `corpora/ctl/valid` back to back;
+//! - `ctl_extended`: every file of `corpora/ctl/extended/valid` back to back, in extended mode;
 //! - `udiff`: `corpora/udiff/git_log.diff` in git mode.
 //!
 //! Per-step latency (`mask latency …` lines): one `fill_mask` per step, each step's minimum
@@ -45,7 +46,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use frontier::apply_patch::StrictMachine;
-use frontier::ctl::CtlMachine;
+use frontier::ctl::{CtlMachine, CtlMode, Limits as CtlLimits};
 use frontier::mask::line_text::LineTextTable;
 use frontier::mask::vocab::hf::{self, EosSpec};
 use frontier::mask::vocab::tiktoken::{self, Builtin};
@@ -99,11 +100,9 @@ fn apply_patch_texts() -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn ctl_text() -> Vec<u8> {
+fn ctl_text(dir: &str) -> Vec<u8> {
     let mut out = Vec::new();
-    for path in sorted("corpora/ctl/valid", |p| {
-        p.extension().is_some_and(|e| e == "ctl")
-    }) {
+    for path in sorted(dir, |p| p.extension().is_some_and(|e| e == "ctl")) {
         out.extend(std::fs::read(path).unwrap());
     }
     out
@@ -166,7 +165,13 @@ fn load_tekken() -> Option<Vocabulary> {
     Some(vocab.with_encoder(Arc::new(RankEncoder(bpe))))
 }
 
-const WORKLOADS: [&str; 4] = ["apply_patch", "apply_patch_git", "ctl", "udiff"];
+const WORKLOADS: [&str; 5] = [
+    "apply_patch",
+    "apply_patch_git",
+    "ctl",
+    "ctl_extended",
+    "udiff",
+];
 const VOCABS: [&str; 4] = ["o200k_base", "cl100k_base", "tekken", "sentencepiece"];
 
 /// Whether `MASK_BENCH_ONLY` lets `name` (one of `kind`) run: it names it, or names none of
@@ -504,7 +509,8 @@ fn bench(c: &mut Criterion) {
     let patches = apply_patch_texts();
     let git_patch = std::fs::read("corpora/apply_patch/git_history.patch").unwrap();
     assert!(strict_accepts(&git_patch));
-    let ctl = ctl_text();
+    let ctl = ctl_text("corpora/ctl/valid");
+    let ctl_extended = ctl_text("corpora/ctl/extended/valid");
     let udiff = std::fs::read("corpora/udiff/git_log.diff").unwrap();
     let udiff_machine = UdiffMachine::new(Mode::Git, UdiffLimits::default());
     for (name, vocab) in vocabularies() {
@@ -571,6 +577,18 @@ fn bench(c: &mut Criterion) {
                 CtlMachine::default(),
                 &sample,
                 std::slice::from_ref(&ctl),
+            );
+        }
+        if selected("ctl_extended", &WORKLOADS) {
+            // The sample's counted form is extended CTL too.
+            let sample = ctl_sample(vocab.max_token_len());
+            language(
+                c,
+                &format!("ctl_extended/{name}"),
+                &vocab,
+                CtlMachine::with_mode(CtlLimits::default(), CtlMode::Extended),
+                &sample,
+                std::slice::from_ref(&ctl_extended),
             );
         }
         if selected("udiff", &WORKLOADS) {
