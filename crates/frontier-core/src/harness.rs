@@ -727,10 +727,10 @@ mod tests {
 
     /// A unified diff recogniser that forgets the bytes its keyword states except.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-    struct ClaimsNoExcept(UdiffMachine);
+    struct ClaimsNoExcept<R>(R);
 
-    impl Recognizer for ClaimsNoExcept {
-        type Key = <UdiffMachine as Recognizer>::Key;
+    impl<R: Recognizer> Recognizer for ClaimsNoExcept<R> {
+        type Key = R::Key;
         fn allowed(&self) -> ByteSet {
             self.0.allowed()
         }
@@ -818,8 +818,9 @@ mod tests {
         let path = stepped(StrictMachine::default(), b"*** Begin Patch\n*** Add File: ");
         assert_eq!(path.line_text(64), Some(InText::forgetting(LineText::Utf8)));
         assert!(check_line_text(&path, 0).is_ok());
-        // Extended CTL: an inline value and a heredoc content line, not a heredoc line start
-        // (its bytes may be the tag) nor strict CTL's counted body (byte-blind instead).
+        // Extended CTL: an inline value, a heredoc content line and a heredoc line start but
+        // for the tag's next byte (the line may be the tag line), not strict CTL's counted
+        // body (byte-blind instead).
         let ext = CtlMachine::with_mode(CtlLimits::default(), CtlMode::Extended);
         let inline = stepped(ext, b"call c1 f\narg k = v");
         assert_eq!(
@@ -833,8 +834,34 @@ mod tests {
             Some(InText::forgetting(LineText::Bytes))
         );
         assert!(check_line_text(&heredoc, 0).is_ok());
+        for (held, next) in [(&b""[..], b'E'), (b"E", b'O'), (b"EO", b'F')] {
+            let start = stepped(stepped(ext, b"call c1 f\narg k <<EOF\n"), held);
+            let except = ByteSet::single(next);
+            assert_eq!(
+                start.line_text(64),
+                Some(InText::forgetting(LineText::Bytes).except(except))
+            );
+            assert!(check_line_text(&start, 0).is_ok());
+        }
+        // A claim without the exception is caught when a probe is the tag line (`Zz09`).
+        let start = stepped(ext, b"call c1 f\narg k <<Zz09\n");
+        assert!(check_line_text(&start, 0).is_ok());
+        let error = check_line_text(&ClaimsNoExcept(start), 0).unwrap_err();
+        assert!(error.contains("leads elsewhere"), "{error}");
+        // The whole tag held: LF closes, every other byte is content; nothing excepted.
+        let whole = stepped(ext, b"call c1 f\narg k <<EOF\nEOF");
         assert_eq!(
-            stepped(ext, b"call c1 f\narg k <<EOF\n").line_text(64),
+            whole.line_text(64),
+            Some(InText::forgetting(LineText::Bytes))
+        );
+        assert!(check_line_text(&whole, 0).is_ok());
+        // A tag whose next byte is `a`, the tables' stand-in for every run: walked.
+        assert_eq!(
+            stepped(ext, b"call c1 f\narg k <<abc\n").line_text(64),
+            None
+        );
+        assert_eq!(
+            stepped(ext, b"call c1 f\narg k <<Xa\nX").line_text(64),
             None
         );
         let strict = stepped(CtlMachine::default(), b"call c1 f\narg k 9\nx");
