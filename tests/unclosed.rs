@@ -445,6 +445,8 @@ fn the_cli_says_what_was_left_open() {
         "frontier: -: stream cut off after 20 bytes inside call c1 (x), not executed: \
          unclosed arg_body begun at byte 18 (3 bytes owed)\n"
     );
+    let (_, out, _) = frontier(&["check", "--lang", "ctl", "-"], b"call c1 x\narg p 3\nab");
+    assert!(out.contains("(1 byte owed)"), "{out}");
     let hunk = b"--- a/f\n+++ b/f\n@@ -1,2 +1 @@\n a\n";
     let (_, out, _) = frontier(
         &["events", "--lang", "udiff", "--mode", "strict", "-"],

@@ -135,6 +135,7 @@ impl fmt::Display for Unclosed {
             self.construct, self.began_at
         )?;
         match self.owed {
+            Some(Owed::Bytes(1)) => f.write_str(" (1 byte owed)"),
             Some(Owed::Bytes(n)) => write!(f, " ({n} bytes owed)"),
             Some(Owed::Lines { old, new }) => {
                 write!(f, " ({old} old and {new} new lines owed)")
