@@ -9,7 +9,8 @@
 //!   it with the view the model would see next, as one JSON line. A journal cut off inside a
 //!   record or a change replays up to the last whole change and says so on standard error
 //!   (exit 0); a missing or altered payload, or a record that does not replay, is an error
-//!   naming it (exit 1).
+//!   naming it (exit 1). A run of `frontier run --vocab VOCAB` is counted with that
+//!   vocabulary again (`run.json` names it); one that cannot be loaded is exit 1.
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -19,10 +20,13 @@ use std::sync::Arc;
 use clap::Subcommand;
 use serde_json::{json, Value};
 
+use frontier::agent::context::vocab::VocabCounter;
 use frontier::context::block::Block;
 use frontier::context::case;
+use frontier::context::durable;
+use frontier::context::engine::RunConfig;
 use frontier::context::replay::{self, ReplayError};
-use frontier::context::tokens::CpatEstimator;
+use frontier::context::tokens::{CpatEstimator, TokenCounter};
 
 use super::bounds::Bound;
 use super::{display, input, EXIT_USAGE};
@@ -102,8 +106,37 @@ fn apply(max_tokens: u64, cases: &[OsString]) -> Result<i32, String> {
     Ok(status)
 }
 
+/// The token counter a run directory's `run.json` names: CPAT's estimator, or the vocabulary
+/// of a `frontier run --vocab VOCAB` (recorded as `vocab:VOCAB`), loaded again. A `run.json`
+/// that cannot be read is left to the replay, which names what is wrong with it.
+fn run_counter(dir: &Path) -> Result<Arc<dyn TokenCounter>, String> {
+    let recorded = std::fs::read(dir.join(durable::CONFIG_FILE))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<RunConfig>(&bytes).ok())
+        .map(|run| run.token_counter);
+    let Some(name) = recorded.as_deref().and_then(|n| n.strip_prefix("vocab:")) else {
+        return Ok(Arc::new(CpatEstimator));
+    };
+    let vocab = super::mask::load_vocab(&OsString::from(name), &[])?;
+    if !vocab.has_encoder() {
+        return Err(format!("--vocab {name}: no tokenizer to count tokens with"));
+    }
+    Ok(Arc::new(VocabCounter::new(Arc::new(vocab), name)))
+}
+
 fn replay_run(dir: &Path) -> Result<i32, String> {
-    let replayed = match replay::replay(dir, Arc::new(CpatEstimator)) {
+    let counter = match run_counter(dir) {
+        Ok(counter) => counter,
+        Err(e) => {
+            eprintln!(
+                "frontier: {}: run.json: the run counts tokens with a vocabulary that cannot be loaded: {}",
+                dir.display(),
+                display::escaped(&e)
+            );
+            return Ok(1);
+        }
+    };
+    let replayed = match replay::replay(dir, counter) {
         Ok(r) => r,
         Err(e @ ReplayError::Io { .. }) => return Err(e.to_string()),
         Err(e) => {
