@@ -7,7 +7,8 @@
 //!    store; the block keeps a preview of `preview_chars` and its `artifact://` key.
 //! 2. `clear_stale`: when the prompt cache is cold (no call yet, or the last call ended
 //!    `cache_ttl` ago or more), the inline tool results before the `keep_recent` most recent
-//!    (never fewer than one kept) are offloaded with a one-line note. A warm cache is left
+//!    tool results the model sees (inline or offloaded; never fewer than one kept) are
+//!    offloaded with a one-line note. A warm cache is left
 //!    alone: its prefix would be paid for again if it changed.
 //! 3. `fold`: above `collapse_ratio` of the window, finished subtasks (a reply with calls and
 //!    all its results, older than the `keep_recent` most recent) are folded, oldest first,
@@ -195,16 +196,19 @@ pub(super) fn clear_stale(
     let tokens = ctx.engine.store().tokens().clone();
     // Only a result bigger than the reference that replaces it is worth clearing.
     let floor = tokens.count(note) + tokens.count(RETRIEVAL_HINT) + 16;
+    // The most recent `keep` are counted among all the tool results the model sees, inline
+    // or already offloaded (a spilled result is one of the most recent too): the seed keeps
+    // the last N tool results and clears the ones before them.
     let results: Vec<&Block> = ctx
         .engine
         .store()
         .iter()
-        .filter(|b| inline_result(b))
+        .filter(|b| b.kind == Kind::ToolResult && b.visibility == Visibility::Model)
         .collect();
     let stale = results.len().saturating_sub(keep);
     let ops: Vec<Operation> = results[..stale]
         .iter()
-        .filter(|b| b.token_count > floor)
+        .filter(|b| inline_result(b) && b.token_count > floor)
         .map(|b| offload(b, format!("{} (cleared)", b.description), note.to_owned()))
         .collect();
     if !ops.is_empty() {
