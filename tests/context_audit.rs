@@ -213,3 +213,190 @@ fn clear_stale_leaves_the_most_recent_n_alone() {
     );
     assert_eq!(runtime_steps(&records), []);
 }
+
+/// A small stored state: system, question, a tool-call chain, a reply, the current question.
+fn state() -> Value {
+    serde_json::json!([
+        {"id":"system_001","role":"runtime","kind":"system_prompt","description":"System prompt","content":"You are an agent.","retention":"persistent","protected":true},
+        {"id":"user_002","role":"user","kind":"user_message","description":"User message: q1","content":"q1","retention":"persistent","protected":true},
+        {"id":"assistant_003","role":"assistant","kind":"assistant_message","description":"A","content":"","api":{"tool_calls":[{"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]}},
+        {"id":"tool_004","role":"tool","kind":"tool_result","description":"T","content":"{\"a\":1}","api":{"tool_call_id":"c1","name":"read_file"}},
+        {"id":"assistant_005","role":"assistant","kind":"assistant_message","description":"A2","content":"answer one"},
+        {"id":"user_006","role":"user","kind":"user_message","description":"User message: q2","content":"q2","retention":"persistent","protected":true}
+    ])
+}
+
+/// `frontier context apply` on cases written to a temporary directory, in order; the exit
+/// status and the output lines.
+fn apply_cases(cases: &[(&str, Value)]) -> (i32, Vec<Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["context".to_owned(), "apply".to_owned()];
+    for (name, case) in cases {
+        let path = dir.path().join(format!("{name}.json"));
+        std::fs::write(&path, case.to_string()).unwrap();
+        args.push(path.to_str().unwrap().to_owned());
+    }
+    let (code, out, err) = run(&args, b"");
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), cases.len(), "{err}");
+    for ((name, _), line) in cases.iter().zip(&lines) {
+        assert_eq!(line["case"], *name);
+    }
+    (code, lines)
+}
+
+fn case(args: Value) -> Value {
+    serde_json::json!({"blocks": state(), "content": {}, "args": args})
+}
+
+fn compact_of(ids: &[&str]) -> Value {
+    serde_json::json!({"op":"compact","ids":ids,"description":"d","content":"c","preserve":["p"],"drop":[]})
+}
+
+fn rejections(line: &Value) -> Vec<(i64, String, String)> {
+    line["rejections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["op_index"].as_i64().unwrap(),
+                r["rule"].as_str().unwrap().to_owned(),
+                r["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// `cpat_reference.md` §1: ids are `<prefix>_<NNN>`, padded to at least three digits, from
+/// one counter (`_1000` after 999); `context.md`: `id_counter` defaults to the largest numeric
+/// suffix among the block ids.
+#[test]
+fn summary_ids_follow_the_id_counter_past_three_digits() {
+    let ops = serde_json::json!({"operations": [compact_of(&["assistant_005"]), compact_of(&["user_002"])]});
+    let mut counted = case(ops.clone());
+    counted["id_counter"] = 999.into();
+    let (code, lines) = apply_cases(&[("default", case(ops)), ("counted", counted)]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        lines[0]["created_block_ids"],
+        serde_json::json!(["summary_007", "summary_008"])
+    );
+    assert_eq!(
+        lines[1]["created_block_ids"],
+        serde_json::json!(["summary_1000", "summary_1001"])
+    );
+    let keys: Vec<&String> = lines[1]["content_puts"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys, ["summary_1000@v1", "summary_1001@v1"]);
+}
+
+/// `cpat_reference.md` §2 and §3.1: `replace` with no ids targets `""` (`unknown_id`, never
+/// `empty_ids`), and the id pre-checks come before `op_disabled`.
+#[test]
+fn replace_without_ids_is_an_unknown_empty_id_and_ids_are_checked_before_the_gate() {
+    let mut enabled = case(serde_json::json!({"operations":[{"op":"replace","content":"new"}]}));
+    enabled["options"] = serde_json::json!({"allowReplace": true});
+    let disabled_unknown =
+        case(serde_json::json!({"operations":[{"op":"replace","ids":["nope_009"],"content":"x"}]}));
+    let disabled = case(
+        serde_json::json!({"operations":[{"op":"replace","ids":["tool_004","nope_009"],"content":"x"}]}),
+    );
+    let (code, lines) = apply_cases(&[
+        ("enabled", enabled),
+        ("disabled_unknown", disabled_unknown),
+        ("disabled", disabled),
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        rejections(&lines[0]),
+        [(0, "unknown_id".into(), "block \"\" does not exist".into())]
+    );
+    assert_eq!(
+        rejections(&lines[1]),
+        [(
+            0,
+            "unknown_id".into(),
+            "block \"nope_009\" does not exist".into()
+        )]
+    );
+    // Only `ids[0]` is replace's target: the unknown second id is ignored.
+    assert_eq!(
+        rejections(&lines[2]),
+        [(
+            0,
+            "op_disabled".into(),
+            "replace is disabled in this MVP configuration (history must not be rewritten)".into()
+        )]
+    );
+}
+
+/// `cpat_reference.md` §3.1 (restore): an offloaded block whose version key the content store
+/// does not hold is `artifact_missing`; with the key it comes back inline, its description
+/// CPAT's `Restored payload: …` and its version unchanged.
+#[test]
+fn restore_needs_the_payload_at_the_blocks_version_key() {
+    let mut blocks = state();
+    blocks[3]["version"] = 2.into();
+    blocks[3]["content"] = serde_json::json!({"artifact_id":"tool_004@v2","uri":"artifact://tool_004@v2","store":"file","summary":"s","retrieval_hint":"h"});
+    let restore = serde_json::json!({"operations":[{"op":"restore","ids":["tool_004"]}]});
+    let missing =
+        serde_json::json!({"blocks": blocks, "content": {"tool_004@v1": "old"}, "args": restore});
+    let mut present = missing.clone();
+    present["content"]["tool_004@v2"] = "{\"a\":  2}\n".into();
+    let (code, lines) = apply_cases(&[("missing", missing), ("present", present)]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        rejections(&lines[0]),
+        [(
+            0,
+            "artifact_missing".into(),
+            "block \"tool_004\" payload is unrecoverable (no content at its version key)".into()
+        )]
+    );
+    assert_eq!(lines[1]["ok"], true);
+    let block = &lines[1]["blocks"][3];
+    assert_eq!(block["content"], "{\"a\":  2}\n");
+    assert_eq!(block["version"], 2);
+    assert_eq!(block["description"], "Restored payload: {\"a\": 2}");
+    assert_eq!(lines[1]["content_puts"], serde_json::json!({}));
+}
+
+/// `cpat_reference.md` §7: code points below U+2E80 count 0.3, the others 0.6, rounded up
+/// once (a block without a `token_count` is estimated so); §3.1: "blank" is JavaScript's
+/// `trim()`, whose whitespace has no U+001C, so a summary of U+001C is not blank.
+#[test]
+fn the_estimator_splits_at_u2e80_and_blank_is_javascripts() {
+    let mut blocks = state();
+    blocks[4]["content"] = "\u{2e7f}".repeat(10).into();
+    blocks[5]["content"] = "\u{2e80}".repeat(10).into();
+    let estimated = serde_json::json!({"blocks": blocks, "args": {"operations": []}});
+    let unit_separator = case(serde_json::json!({"operations":[
+        {"op":"compact","ids":["assistant_005"],"description":"d","content":"\u{1c}","preserve":["p"],"drop":[]}
+    ]}));
+    let js_blank = case(serde_json::json!({"operations":[
+        {"op":"compact","ids":["assistant_005"],"description":"\u{feff}\u{3000}\u{2028}","content":"c","preserve":["p"],"drop":[]}
+    ]}));
+    let (_, lines) = apply_cases(&[
+        ("estimated", estimated),
+        ("unit_separator", unit_separator),
+        ("js_blank", js_blank),
+    ]);
+    assert_eq!(lines[0]["blocks"][4]["token_count"], 3);
+    assert_eq!(lines[0]["blocks"][5]["token_count"], 6);
+    assert_eq!(lines[1]["ok"], true, "{}", lines[1]);
+    assert_eq!(
+        rejections(&lines[2]),
+        [(
+            0,
+            "compact_output".into(),
+            "compact requires output.description and output.content".into()
+        )]
+    );
+}
