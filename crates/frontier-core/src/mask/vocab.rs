@@ -240,6 +240,11 @@ impl VocabBuilder {
         Ok(())
     }
 
+    /// Whether `id` was given anything (a token, a special token or a hole).
+    pub(crate) fn is_given(&self, id: u32) -> bool {
+        matches!(self.entries.get(id as usize), Some(Some(_)))
+    }
+
     /// What `id` holds so far, if it is a normal token.
     pub(crate) fn normal_bytes(&self, id: u32) -> Option<&[u8]> {
         match self.entries.get(id as usize) {

@@ -15,7 +15,10 @@
 //! `[token, score]`, ids in order) are read. Added tokens marked `special` are special tokens
 //! (also when the model's vocabulary spells the same id); other added tokens are normal tokens
 //! with their content's bytes. A token spelled as the empty string is a hole (`masks.md`), not
-//! an error. The model's `unk_token` is special (it stands for no text).
+//! an error. The model's `unk_token` is special (it stands for no text). A model token whose
+//! spelling is not bytes (a byte-level vocabulary holding its special tokens as written, with
+//! characters outside the byte map) is an error only when no added token gives its id a
+//! meaning: an added special token over it makes it special, as the tokenizer does.
 //! EOS: the ids or names the caller gives, else `eos_token` of a `tokenizer_config.json`
 //! beside the file, else none.
 
@@ -160,11 +163,34 @@ pub fn from_json_text(text: &str, eos: &[EosSpec]) -> Result<Vocabulary, VocabEr
     let vocab = model
         .get("vocab")
         .ok_or_else(|| not_tokenizer("the model has no `vocab`"))?;
+    // Model tokens whose spelling is no bytes (a special token written into a byte-level
+    // vocabulary with characters outside the byte map, as DeepSeek's `<｜begin▁of▁sentence｜>`
+    // at id 0): an error only if no added token gives the id its meaning.
+    let mut unspelled: Vec<(u32, VocabError)> = Vec::new();
+    let mut model_token = |builder: &mut VocabBuilder, id: u32, token: &str| {
+        let twice = || {
+            VocabError::new(
+                VocabErrorKind::DuplicateId,
+                format!("token id {id} is given twice (one of them {token:?})"),
+            )
+        };
+        if unspelled.iter().any(|&(u, _)| u == id) {
+            return Err(twice());
+        }
+        match spell(token) {
+            Ok(bytes) => builder.token(id, bytes),
+            Err(_) if builder.is_given(id) => Err(twice()),
+            Err(e) => {
+                unspelled.push((id, e));
+                Ok(())
+            }
+        }
+    };
     match (model_type, vocab) {
         (Some("BPE") | None, Value::Object(map)) => {
             for (token, id) in map {
                 let id = id_of(id, token)?;
-                builder.token(id, spell(token)?)?;
+                model_token(&mut builder, id, token)?;
             }
         }
         (Some("Unigram") | None, Value::Array(pieces)) => {
@@ -172,7 +198,7 @@ pub fn from_json_text(text: &str, eos: &[EosSpec]) -> Result<Vocabulary, VocabEr
                 let token = piece.get(0).and_then(Value::as_str).ok_or_else(|| {
                     not_tokenizer(format!("Unigram piece {id} is not [token, score]"))
                 })?;
-                builder.token(id as u32, spell(token)?)?;
+                model_token(&mut builder, id as u32, token)?;
             }
         }
         (Some(other), _) => {
@@ -184,7 +210,7 @@ pub fn from_json_text(text: &str, eos: &[EosSpec]) -> Result<Vocabulary, VocabEr
         (None, _) => return Err(not_tokenizer("the model's `vocab` is not a map or a list")),
     }
     if let Some(unk) = model.get("unk_token").and_then(Value::as_str) {
-        unk_special(&mut builder, model, unk, &spell)?;
+        unk_special(&mut builder, model, unk, &spell, &unspelled)?;
     }
     let added = match json.get("added_tokens") {
         None | Some(Value::Null) => &[][..],
@@ -221,6 +247,9 @@ pub fn from_json_text(text: &str, eos: &[EosSpec]) -> Result<Vocabulary, VocabEr
             }
         }
     }
+    if let Some((_, e)) = unspelled.into_iter().find(|(id, _)| !builder.is_given(*id)) {
+        return Err(e);
+    }
     for spec in eos {
         let id = match spec {
             EosSpec::Id(id) => *id,
@@ -242,13 +271,19 @@ fn unk_special(
     model: &Value,
     unk: &str,
     spell: &dyn Fn(&str) -> Result<Vec<u8>, VocabError>,
+    unspelled: &[(u32, VocabError)],
 ) -> Result<(), VocabError> {
     let id = match model.get("vocab") {
         Some(Value::Object(map)) => map.get(unk).and_then(Value::as_u64),
         _ => model.get("unk_id").and_then(Value::as_u64),
     };
     if let Some(id) = id.and_then(|id| u32::try_from(id).ok()) {
-        if builder.normal_bytes(id) == Some(&spell(unk)?[..]) {
+        let is_unk = match spell(unk) {
+            Ok(bytes) => builder.normal_bytes(id) == Some(&bytes[..]),
+            // Spelled with characters outside the byte map: the id is that unspelled token.
+            Err(_) => unspelled.iter().any(|&(u, _)| u == id),
+        };
+        if is_unk {
             builder.make_special(id, unk.to_owned())?;
         }
     }
