@@ -400,3 +400,54 @@ fn the_estimator_splits_at_u2e80_and_blank_is_javascripts() {
         )]
     );
 }
+
+/// `cpat_reference.md` §2: an item with a missing op is `unknown op "undefined"`, and an item
+/// that is not an object (a string, a number, an array) has no `op` either; the first bad
+/// item in array order decides the error, and nothing is journaled.
+#[test]
+fn an_item_that_is_not_an_object_has_no_op() {
+    let (code, lines) = apply_cases(&[
+        (
+            "string",
+            case(serde_json::json!({"operations": ["compact"]})),
+        ),
+        (
+            "number",
+            case(
+                serde_json::json!({"operations": [{"op":"restore","ids":["tool_004"]}, 5, {"op":"clear"}]}),
+            ),
+        ),
+        (
+            "array",
+            case(serde_json::json!({"operations": [["op", "compact"]]})),
+        ),
+        (
+            "clear_first",
+            case(serde_json::json!({"operations": [{"op":"clear"}, "compact"]})),
+        ),
+        (
+            "null",
+            case(serde_json::json!({"operations": [null, {"op":"clear"}]})),
+        ),
+    ]);
+    assert_eq!(code, 1);
+    let errors: Vec<&Value> = lines.iter().map(|l| &l["error"]).collect();
+    let parse = |m: &str| serde_json::json!({"stage": "parse", "message": m});
+    assert_eq!(
+        errors,
+        [
+            &parse("unknown op \"undefined\""),
+            &parse("unknown op \"undefined\""),
+            &parse("unknown op \"undefined\""),
+            &parse("unknown op \"clear\""),
+            &parse("operation 0 is not an object"),
+        ]
+    );
+    for line in &lines {
+        assert_eq!(line["journal"], serde_json::json!([]));
+        assert_eq!(
+            line["tool_result"],
+            format!("error: {}", line["error"]["message"].as_str().unwrap())
+        );
+    }
+}

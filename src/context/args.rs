@@ -5,7 +5,7 @@
 //! Unlike CPAT, a field of the wrong type is never passed on to blow up later or to be
 //! iterated per character: the op becomes an [`InvalidField`], which the engine rejects as
 //! `invalid_field` (divergence 3). What cannot be an update at all (not JSON, not an object,
-//! `operations` not an array, an item that is not an object, an unknown op) is an
+//! `operations` not an array, a `null` item, an unknown op) is an
 //! [`ArgsError`]: the whole call is refused before any op is tried, as CPAT's throw does.
 
 use serde::{Deserialize, Serialize};
@@ -162,7 +162,9 @@ pub enum ArgsError {
     Reason,
     /// `operations` is neither an array nor missing.
     Operations,
-    /// An item that is not an object.
+    /// A `null` item (any other item that is not an object has no `op`: [`UnknownOp`]).
+    ///
+    /// [`UnknownOp`]: ArgsError::UnknownOp
     Item {
         /// Its index.
         index: usize,
@@ -231,7 +233,19 @@ pub fn normalise(raw: &Value) -> Result<ContextUpdate, ArgsError> {
     };
     let mut operations = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
-        let f = item.as_object().ok_or(ArgsError::Item { index })?;
+        // CPAT reads `f.ids` then `f.op` of each item: a `null` item throws (a TypeError),
+        // and any other value that is not an object (a string, a number, an array) has no
+        // `op`, so it is CPAT's `unknown op "undefined"`.
+        let f = match item {
+            Value::Object(f) => f,
+            Value::Null => return Err(ArgsError::Item { index }),
+            _ => {
+                return Err(ArgsError::UnknownOp {
+                    index,
+                    op: js_string(None),
+                })
+            }
+        };
         // The raw `op`, `null` included: CPAT's `${f.op}` prints `null` as "null".
         let op = f.get("op");
         let name = op.and_then(Value::as_str).and_then(op_name);
