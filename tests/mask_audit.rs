@@ -247,6 +247,10 @@ impl ParserVisitor for RandomWalk<'_> {
                         .collect();
                     panic!("seed {} text {ti}: mask differs: {diff:?}", self.seed);
                 }
+                assert_eq!(matcher.accepting(), parser.accepting(), "text {ti}");
+                let mut forced = Vec::new();
+                matcher.forced_bytes(&mut forced);
+                assert_eq!(forced, parser_forced(&parser), "text {ti}");
                 let allowed: Vec<u32> = (0..vocab.size())
                     .filter(|&id| bit(&words, id) && vocab.kind(id) == Some(TokenKind::Normal))
                     .collect();
@@ -260,6 +264,19 @@ impl ParserVisitor for RandomWalk<'_> {
         }
         steps
     }
+}
+
+/// `masks.md`'s forced bytes from the parser: the longest string every viable continuation
+/// starts with (none once the text may end here).
+fn parser_forced<P: PushParser>(parser: &P) -> Vec<u8> {
+    let mut parser = parser.clone();
+    let mut out = Vec::new();
+    while !parser.accepting() && parser.allowed().len() == 1 && out.len() < 4096 {
+        let byte = parser.allowed().iter().next().unwrap();
+        parser.push(&[byte], &mut |_| {}).unwrap();
+        out.push(byte);
+    }
+    out
 }
 
 fn bit(words: &[u32], id: u32) -> bool {
@@ -455,4 +472,75 @@ fn special_tokens_written_into_a_byte_level_vocabulary_are_special() {
     let mut words = vec![0u32; grammar.mask_words()];
     grammar.matcher().fill_mask(&mut words).unwrap();
     assert_eq!(words, [0b10], "the empty CTL stream: EOS only");
+}
+
+fn frontier(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A `.tiktoken` rank file given by path (`masks.md`) loads whatever its name: tiktoken's own
+/// cache keeps the files under a hash, with no extension. A `tokenizer.json` is still one.
+#[test]
+fn a_rank_file_by_path_needs_no_extension() {
+    use base64::Engine as _;
+    let dir = tempfile::tempdir().unwrap();
+    let ranks: [&[u8]; 7] = [b"call", b" c1", b" read", b"\n", b"end", b"x", b"c"];
+    let engine = base64::engine::general_purpose::STANDARD;
+    let text: String = ranks
+        .iter()
+        .enumerate()
+        .map(|(rank, bytes)| format!("{} {rank}\n", engine.encode(bytes)))
+        .collect();
+    let hashed = dir.path().join("9b5ad71b2ce5302211f9c61530b329a4922fc6a4");
+    let named = dir.path().join("ctl.tiktoken");
+    std::fs::write(&hashed, &text).unwrap();
+    std::fs::write(&named, &text).unwrap();
+    let mask = |vocab: &std::path::Path, ids: &str| {
+        let file = dir.path().join("ids.json");
+        std::fs::write(&file, ids).unwrap();
+        frontier(&[
+            "mask".as_ref(),
+            "--lang".as_ref(),
+            "ctl".as_ref(),
+            "--vocab".as_ref(),
+            vocab.as_os_str(),
+            "--token-ids".as_ref(),
+            file.as_os_str(),
+        ])
+    };
+    let steps = |out: std::process::Output| {
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        lines.pop(); // the summary's times
+        lines
+    };
+    // `<|endoftext|>` is id 7, past the ranks.
+    let call = "[0, 1, 2, 3, 4, 3, 7]";
+    let by_hash = steps(mask(&hashed, call));
+    assert_eq!(by_hash, steps(mask(&named, call)));
+    assert_eq!(by_hash.len(), 8);
+    assert!(
+        by_hash[7].contains(r#""allowed":1,"accepting":true"#),
+        "{by_hash:?}"
+    );
+    // EOS too early: the message counts the text's bytes in the right number.
+    for (ids, bytes) in [("[6, 7]", "1 byte,"), ("[0, 7]", "4 bytes,")] {
+        let out = mask(&hashed, ids);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("the text: {bytes} not a sentence")),
+            "{stderr}"
+        );
+    }
+    // A file that is not a rank file is read as a tokenizer.json, and says so.
+    let not_json = dir.path().join("vocab");
+    std::fs::write(&not_json, "hello world\n").unwrap();
+    let out = mask(&not_json, "[]");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not_tokenizer_json"));
 }

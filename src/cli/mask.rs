@@ -204,7 +204,10 @@ impl Refusal {
                 }
             }
             MaskError::EosTooEarly { .. } => {
-                format!("{e}; the text: {} bytes, not a sentence", text.len())
+                format!(
+                    "{e}; the text: {}, not a sentence",
+                    display::count(text.len() as u64, "bytes")
+                )
             }
             _ => e.to_string(),
         }
@@ -212,20 +215,42 @@ impl Refusal {
 }
 
 /// The vocabulary `VOCAB` names, with `eos` as its EOS tokens when given: `tiktoken:NAME`
-/// for a built-in encoding, `tiktoken:PATH` (a `PATH` that is no built-in name) or a path
-/// ending in `.tiktoken` for a rank file (its EOS as `tiktoken::from_path` decides it), any
-/// other path for a `tokenizer.json`.
+/// for a built-in encoding, `tiktoken:PATH` (a `PATH` that is no built-in name), a path
+/// ending in `.tiktoken` or a file whose first line is a rank line (`base64 SP rank`: how
+/// tiktoken's own cache keeps the files, named by a hash) for a rank file (its EOS as
+/// `tiktoken::from_path` decides it), any other path for a `tokenizer.json`.
 pub(super) fn load_vocab(name: &OsString, eos: &[u32]) -> Result<Vocabulary, String> {
     let path = Path::new(name);
     let loaded = match name.to_str().and_then(|n| n.strip_prefix("tiktoken:")) {
         Some(encoding) => tiktoken::from_name_or_path(encoding, eos),
-        None if path.extension().is_some_and(|e| e == "tiktoken") => tiktoken::from_path(path, eos),
+        None if path.extension().is_some_and(|e| e == "tiktoken") || is_rank_file(path) => {
+            tiktoken::from_path(path, eos)
+        }
         None => {
             let eos: Vec<EosSpec> = eos.iter().map(|&id| EosSpec::Id(id)).collect();
             hf::from_file(path, &eos).map(super::hf_encoder::attach(path))
         }
     };
     loaded.map_err(|e| format!("--vocab {}: {e}", display::path(name)))
+}
+
+/// Whether the file at `path` starts with a `.tiktoken` rank line, `base64 SP rank` (a
+/// `tokenizer.json` starts with `{`). An unreadable file is not one (its loader says why).
+fn is_rank_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 512];
+    let Ok(n) = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)) else {
+        return false;
+    };
+    let line = head[..n].split(|&b| b == b'\n').next().unwrap_or(&[]);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let base64 = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=');
+    match line.iter().position(|&b| b == b' ') {
+        Some(sp) if sp < line.len() - 1 => {
+            line[..sp].iter().all(base64) && line[sp + 1..].iter().all(u8::is_ascii_digit)
+        }
+        _ => false,
+    }
 }
 
 /// The ids of the file: any JSON array of non-negative integers (an id past the vocabulary,
