@@ -544,3 +544,87 @@ fn a_rank_file_by_path_needs_no_extension() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("not_tokenizer_json"));
 }
+
+/// Vocabularies at the edges: no id at all, only special tokens and holes, one token of the
+/// longest length allowed; every language and mode, masks by definition, nothing panics.
+#[test]
+fn edge_vocabularies_have_exact_masks() {
+    let huge = [
+        b"call c1 x\narg k 70000\n".to_vec(),
+        vec![b'z'; 65_535 - 22],
+    ]
+    .concat();
+    let vocabs: Vec<(&str, Vocabulary)> = vec![
+        ("empty", Vocabulary::from_raw(&[], &[], &[]).unwrap()),
+        (
+            "eos only",
+            Vocabulary::from_raw(&[b"</s>".to_vec()], &[], &[0]).unwrap(),
+        ),
+        (
+            "holes and specials",
+            Vocabulary::from_raw(
+                &[vec![], b"<s>".to_vec(), vec![], b"</s>".to_vec()],
+                &[1],
+                &[3],
+            )
+            .unwrap(),
+        ),
+        (
+            "one huge token",
+            Vocabulary::from_raw(&[huge.clone(), b"z".to_vec(), b"</s>".to_vec()], &[], &[2])
+                .unwrap(),
+        ),
+    ];
+    let specs = [
+        ("ctl", "strict"),
+        ("ctl", "extended"),
+        ("apply_patch", "strict"),
+        ("apply_patch", "codex"),
+        ("udiff", "strict"),
+        ("udiff", "git"),
+        ("udiff", "recount"),
+    ];
+    for (name, vocab) in vocabs {
+        let vocab = Arc::new(vocab);
+        for (lang, mode) in specs {
+            let spec = ParserSpec::parse(lang, Some(mode))
+                .unwrap()
+                .with_ctl_limits(Limits {
+                    max_line: 256,
+                    max_arg: 100_000,
+                });
+            struct Edge<'a>(&'a ParserSpec, Arc<Vocabulary>, String);
+            impl ParserVisitor for Edge<'_> {
+                type Output = ();
+                fn visit<P: PushParser>(self, parser: P) {
+                    let Edge(spec, vocab, what) = self;
+                    let grammar = dynamic::compile(spec, vocab.clone());
+                    let mut m = grammar.matcher();
+                    let mut words = vec![0u32; grammar.mask_words()];
+                    assert_eq!(words.len(), (vocab.size() as usize).div_ceil(32));
+                    m.fill_mask(&mut words).unwrap();
+                    assert_eq!(words, parser_mask(&vocab, &parser), "{what}");
+                    // Every allowed normal token taken in turn, then the mask again.
+                    let mut p = parser.clone();
+                    for id in 0..vocab.size() {
+                        if bit(&words, id) && vocab.kind(id) == Some(TokenKind::Normal) {
+                            m.consume(id).unwrap();
+                            p.push(vocab.bytes(id), &mut |_| {}).unwrap();
+                            let mut after = vec![0u32; words.len()];
+                            m.fill_mask(&mut after).unwrap();
+                            assert_eq!(after, parser_mask(&vocab, &p), "{what}: after {id}");
+                            break;
+                        }
+                    }
+                    // Stuck: not ended, and no token (EOS included) may come.
+                    let mut now = vec![0u32; words.len()];
+                    m.fill_mask(&mut now).unwrap();
+                    assert_eq!(m.is_error(), now.iter().all(|&w| w == 0), "{what}");
+                    assert!(m.consume(vocab.size()).is_err());
+                    assert!(m.consume(u32::MAX).is_err());
+                }
+            }
+            spec.run(Edge(&spec, vocab.clone(), format!("{name}: {lang}/{mode}")));
+        }
+    }
+}
