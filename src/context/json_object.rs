@@ -1,9 +1,12 @@
 //! Removing members from a JSON object given as text, for `redact`, without reading it into
-//! values and writing it back: the other members keep their order and their exact text (keys,
-//! strings, numbers), and only the whitespace between tokens goes, as in `JSON.stringify`'s
-//! compact form.
+//! values and writing it back: the other members keep their order and the exact text of their
+//! numbers, the whitespace between tokens goes, and strings are written as `JSON.stringify`
+//! writes them (escapes decoded, then only `"`, `\\` and control characters escaped), so that
+//! apart from divergence 7 the text is CPAT's.
 // divergence 7: CPAT re-serialises with JSON.stringify, which moves integer-like keys first
 // and rewrites numbers (`1e3` → `1000`, `12345678901234567890` → `12345678901234567000`).
+
+use std::fmt::Write;
 
 /// Why the text cannot be redacted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,14 +75,50 @@ fn value_end(s: &[u8], mut i: usize) -> usize {
     }
 }
 
-/// Appends `raw` without the whitespace between its tokens.
+/// Appends the (valid) JSON string `raw` as `JSON.stringify` writes its value: escapes
+/// decoded, then `"`, `\\`, and the control characters escaped (`\b \t \n \f \r`, the others
+/// as `\u00xx`); everything else, `/` and U+2028 included, as itself.
+fn push_js_string(out: &mut String, raw: &str) {
+    if !raw.contains('\\') {
+        out.push_str(raw);
+        return;
+    }
+    let Ok(text) = serde_json::from_str::<String>(raw) else {
+        out.push_str(raw);
+        return;
+    };
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Appends `raw` without the whitespace between its tokens, its strings as
+/// [`push_js_string`] writes them.
 fn push_compact(out: &mut String, raw: &str) {
     let s = raw.as_bytes();
     let mut i = 0;
     let mut start = 0;
     while i < s.len() {
         if s[i] == b'"' {
-            i = string_end(s, i);
+            out.push_str(&raw[start..i]);
+            let end = string_end(s, i);
+            push_js_string(out, &raw[i..end]);
+            i = end;
+            start = i;
         } else if is_ws(s[i]) {
             out.push_str(&raw[start..i]);
             i = skip_ws(s, i);
@@ -130,7 +169,7 @@ pub fn remove_members(text: &str, drop: &[String]) -> Result<String, NotAnObject
             out.push(',');
         }
         first = false;
-        out.push_str(raw_key);
+        push_js_string(&mut out, raw_key);
         out.push(':');
         push_compact(&mut out, raw_value);
     }
@@ -157,10 +196,18 @@ mod tests {
     }
 
     #[test]
-    fn strings_keep_their_text_and_spaces() {
+    fn strings_keep_their_spaces_and_are_written_as_json_stringify_writes_them() {
         assert_eq!(
             drop(r#"{"a": "x y \" }", "b": "\u00e9"}"#, &["zz"]).unwrap(),
-            r#"{"a":"x y \" }","b":"\u00e9"}"#
+            r#"{"a":"x y \" }","b":"é"}"#
+        );
+        assert_eq!(
+            drop(
+                r#"{"k\u0065y": ["\/", "\u0001\u001F", "\t\b\f", "\u2028", "\\\""]}"#,
+                &[]
+            )
+            .unwrap(),
+            "{\"key\":[\"/\",\"\\u0001\\u001f\",\"\\t\\b\\f\",\"\u{2028}\",\"\\\\\\\"\"]}"
         );
         assert_eq!(
             drop(r#"{"a":1,"a":2,"b":3}"#, &[]).unwrap(),
