@@ -96,3 +96,135 @@ fn the_extended_prompt_shows_the_forms_that_need_no_count_and_strict_does_not() 
     let mut parser = CtlParser::default();
     assert!(parser.push(example.as_bytes(), &mut |_| {}).is_err());
 }
+
+/// The context tools' prompt lists, for each op it teaches, the fields that op needs: an item
+/// with exactly the fields its bullet names (filled with ordinary values) is applied by the
+/// engine, so a model that follows the prompt is not refused for a field it was never told of.
+#[test]
+fn the_context_tools_prompt_names_the_fields_each_op_needs() {
+    use frontier::agent::context::CONTEXT_TOOLS_PROMPT;
+    use frontier::context::block::{FunctionCall, ToolCall};
+    use frontier::context::{Actor, Config, Engine, Message};
+
+    const FIELDS: [&str; 8] = [
+        "description",
+        "content",
+        "retrieval_hint",
+        "preserve",
+        "drop",
+        "resolution",
+        "scope_label",
+        "visibility",
+    ];
+    // The ops' bullets: "  - `OP`: ...", continued by more-indented lines.
+    let mut bullets: Vec<(String, String)> = Vec::new();
+    for line in CONTEXT_TOOLS_PROMPT.lines() {
+        if let Some(rest) = line.strip_prefix("  - `") {
+            let (op, text) = rest.split_once('`').unwrap();
+            bullets.push((op.to_owned(), text.to_owned()));
+        } else if line.starts_with("    ") {
+            if let Some((_, text)) = bullets.last_mut() {
+                text.push_str(line);
+            }
+        } else if !bullets.is_empty() && !line.trim().is_empty() {
+            break;
+        }
+    }
+    let ops: Vec<&str> = bullets.iter().map(|(op, _)| op.as_str()).collect();
+    for op in [
+        "payload_offload",
+        "compact",
+        "merge",
+        "fold",
+        "set_visibility",
+        "restore",
+    ] {
+        assert!(ops.contains(&op), "the prompt does not teach {op}: {ops:?}");
+    }
+
+    for (op, text) in &bullets {
+        let mut item = serde_json::json!({ "op": op });
+        for field in FIELDS {
+            if !text.contains(&format!("`{field}`")) {
+                continue;
+            }
+            item[field] = match field {
+                "preserve" | "drop" => serde_json::json!(["the file's first line"]),
+                "resolution" => "update".into(),
+                "visibility" => "archived".into(),
+                _ => "the config file, read in full".into(),
+            };
+        }
+        // A chain (a reply with one call and its result), then a plain reply and the question.
+        let mut engine = Engine::in_memory(Config::default());
+        engine
+            .ingest(Message::System {
+                text: "You are an agent.".into(),
+            })
+            .unwrap();
+        engine
+            .ingest(Message::User {
+                text: "What does the config say?".into(),
+                origin: None,
+            })
+            .unwrap();
+        let call = ToolCall {
+            id: "c1".into(),
+            kind: "function".into(),
+            function: FunctionCall {
+                name: "read_file".into(),
+                arguments: r#"{"path":"config.toml"}"#.into(),
+            },
+        };
+        let head = engine
+            .ingest(Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![call],
+                reasoning: None,
+            })
+            .unwrap()
+            .remove(0);
+        let result = engine
+            .ingest(Message::ToolResult {
+                tool_call_id: "c1".into(),
+                name: "read_file".into(),
+                text: "[server]\nport = 8080\n".repeat(20),
+            })
+            .unwrap()
+            .remove(0);
+        let reply = engine
+            .ingest(Message::Assistant {
+                text: "It sets the port to 8080.".into(),
+                tool_calls: Vec::new(),
+                reasoning: None,
+            })
+            .unwrap()
+            .remove(0);
+        engine
+            .ingest(Message::User {
+                text: "Thanks. And the log level?".into(),
+                origin: None,
+            })
+            .unwrap();
+        let mut items = Vec::new();
+        item["ids"] = match op.as_str() {
+            "payload_offload" => serde_json::json!([result]),
+            "set_visibility" => serde_json::json!([reply]),
+            "restore" => {
+                // An offload first, so that there is a payload to bring back.
+                items.push(serde_json::json!({"op":"payload_offload","ids":[result],
+                    "description":"d","content":"c","retrieval_hint":"h"}));
+                serde_json::json!([result])
+            }
+            _ => serde_json::json!([head, result]),
+        };
+        items.push(item);
+        let args = serde_json::json!({"reason": "keep the window small", "operations": items});
+        let outcome = engine.apply_args(&args.to_string(), Actor::Agent).unwrap();
+        assert!(
+            outcome.ok && outcome.rejections.is_empty(),
+            "{op} with the fields the prompt names ({args}): {:?}",
+            outcome.rejections
+        );
+    }
+}
