@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from ._native import (
     DEFAULT_MAX_ROLLBACK,
+    MAX_ROLLBACK,
     Matcher,
     ParseError,
     Parser,
@@ -29,6 +30,7 @@ from ._bitmask import allocate_token_bitmask, allowed_ids
 
 __all__ = [
     "DEFAULT_MAX_ROLLBACK",
+    "MAX_ROLLBACK",
     "Matcher",
     "ParseError",
     "Parser",

@@ -4,6 +4,7 @@ from os import PathLike
 from typing import Any, Iterable, Sequence
 
 DEFAULT_MAX_ROLLBACK: int
+MAX_ROLLBACK: int
 
 class Vocab:
     @staticmethod
@@ -37,9 +38,9 @@ class Matcher:
         vocab: Vocab,
         lang: str,
         mode: str | None = None,
-        max_rollback: int = ...,
+        max_rollback: int | None = None,
     ) -> None: ...
-    def fill_next_token_bitmask(self, bitmask: Any, index: int = 0) -> None: ...
+    def fill_next_token_bitmask(self, bitmask: Any, index: int | None = 0) -> None: ...
     def accept_token(self, token: int) -> bool: ...
     def accept_tokens(self, tokens: Sequence[int]) -> bool: ...
     def validate_tokens(self, tokens: Sequence[int]) -> int: ...

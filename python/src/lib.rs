@@ -31,5 +31,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(matcher::fill_next_token_bitmasks, m)?)?;
     m.add_function(wrap_pyfunction!(matcher::_rust_fill_ns, m)?)?;
     m.add("DEFAULT_MAX_ROLLBACK", frontier_core::mask::DEFAULT_HISTORY)?;
+    m.add("MAX_ROLLBACK", matcher::MAX_ROLLBACK)?;
     Ok(())
 }

@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyOverflowError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -57,6 +57,45 @@ fn token_id(token: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
     }
 }
 
+/// The largest `max_rollback` a matcher takes. The core reserves the whole history when the
+/// matcher is made (one state a token, up to a few hundred bytes), so a depth of, say, 10**10
+/// would ask for terabytes and abort the process; 2**20 tokens is far past any speculative
+/// decoding depth and a reservation that cannot fail.
+pub const MAX_ROLLBACK: usize = 1 << 20;
+
+/// `n` (any Python integer, or an object with `__index__`) as a count of tokens: a negative
+/// one is a `ValueError` naming `what`; one past `usize` is `usize::MAX` (more than any
+/// history, so `rollback` refuses it as past the history); a non-integer is the `TypeError`
+/// of the conversion.
+fn token_count(n: &Bound<'_, PyAny>, what: &str) -> PyResult<usize> {
+    let negative =
+        |n: &Bound<'_, PyAny>| PyValueError::new_err(format!("{what} must be 0 or more, not {n}"));
+    match n.extract::<i64>() {
+        Ok(value) => usize::try_from(value).map_err(|_| negative(n)),
+        Err(error) if error.is_instance_of::<PyOverflowError>(n.py()) => {
+            if n.lt(0)? {
+                Err(negative(n))
+            } else {
+                Ok(usize::MAX)
+            }
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// `index` (any Python integer, or an object with `__index__`) as a row index: one past `i64`
+/// is out of range, the `IndexError` of any row not in the bitmask; a non-integer is the
+/// `TypeError` of the conversion.
+pub fn row_index(index: &Bound<'_, PyAny>) -> PyResult<i64> {
+    match index.extract::<i64>() {
+        Ok(value) => Ok(value),
+        Err(error) if error.is_instance_of::<PyOverflowError>(index.py()) => Err(
+            PyIndexError::new_err(format!("row {index} is out of range of any bitmask")),
+        ),
+        Err(error) => Err(error),
+    }
+}
+
 /// [`token_id`] of each of `tokens` (a `TypeError` for any non-integer, wherever it is).
 fn token_ids(tokens: &[Bound<'_, PyAny>]) -> PyResult<Vec<Option<u32>>> {
     tokens.iter().map(token_id).collect()
@@ -65,13 +104,22 @@ fn token_ids(tokens: &[Bound<'_, PyAny>]) -> PyResult<Vec<Option<u32>>> {
 #[pymethods]
 impl Matcher {
     #[new]
-    #[pyo3(signature = (vocab, lang, mode = None, max_rollback = DEFAULT_HISTORY))]
+    #[pyo3(signature = (vocab, lang, mode = None, max_rollback = None))]
     fn new(
         vocab: Bound<'_, Vocab>,
         lang: &str,
         mode: Option<&str>,
-        max_rollback: usize,
+        max_rollback: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Matcher> {
+        let max_rollback = match max_rollback {
+            None => DEFAULT_HISTORY,
+            Some(n) => token_count(n, "max_rollback")?,
+        };
+        if max_rollback > MAX_ROLLBACK {
+            return Err(PyValueError::new_err(format!(
+                "max_rollback is at most {MAX_ROLLBACK} tokens, not {max_rollback}"
+            )));
+        }
         let spec =
             ParserSpec::parse(lang, mode).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let grammar = vocab.get().grammar(&spec);
@@ -88,13 +136,14 @@ impl Matcher {
     /// past ``mask_words`` are zeroed). Bit ``t % 32`` of word ``t // 32`` is 1 when token
     /// ``t`` is allowed. The GIL is released while the mask is computed. A bad array or index
     /// raises and writes nothing.
-    #[pyo3(signature = (bitmask, index = 0))]
+    #[pyo3(signature = (bitmask, index = None))]
     fn fill_next_token_bitmask(
         &self,
         py: Python<'_>,
         bitmask: &Bound<'_, PyAny>,
-        index: i64,
+        index: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
+        let index = index.map_or(Ok(0), row_index)?;
         let mask_words = self.grammar.mask_words();
         let mut bitmask = Bitmask::of(bitmask, mask_words)?;
         let row = bitmask.row(index)?;
@@ -143,8 +192,10 @@ impl Matcher {
     }
 
     /// Undoes the last ``n`` accepted tokens (EOS counts as one). More than the kept history
-    /// (``max_rollback`` tokens) raises ``ValueError`` and changes nothing.
-    fn rollback(&mut self, n: usize) -> PyResult<()> {
+    /// (``max_rollback`` tokens) raises ``ValueError`` and changes nothing, as does a negative
+    /// ``n``.
+    fn rollback(&mut self, n: &Bound<'_, PyAny>) -> PyResult<()> {
+        let n = token_count(n, "rollback's n")?;
         self.inner.rollback(n).map_err(mask_error)
     }
 
@@ -223,10 +274,16 @@ pub fn fill_next_token_bitmasks(
     py: Python<'_>,
     matchers: Vec<PyRef<'_, Matcher>>,
     bitmask: &Bound<'_, PyAny>,
-    indices: Option<Vec<i64>>,
+    indices: Option<Vec<Bound<'_, PyAny>>>,
     threads: Option<usize>,
 ) -> PyResult<()> {
-    let indices = indices.unwrap_or_else(|| (0..matchers.len() as i64).collect());
+    let indices = match indices {
+        Some(indices) => indices
+            .iter()
+            .map(row_index)
+            .collect::<PyResult<Vec<i64>>>()?,
+        None => (0..matchers.len() as i64).collect(),
+    };
     if indices.len() != matchers.len() {
         return Err(PyValueError::new_err(format!(
             "{} matchers and {} indices: one row for each matcher",

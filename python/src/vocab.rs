@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -32,6 +32,24 @@ pub struct Vocab {
 
 fn vocab_error(error: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(error.to_string())
+}
+
+/// `ids` (Python integers, or objects with `__index__`) as token ids: one that is no `u32`
+/// (negative, or 2**32 and above) is a `ValueError` of kind `id_out_of_range`, as an id past
+/// the vocabulary is; a non-integer is the `TypeError` of the conversion.
+fn token_ids(ids: Option<Vec<Bound<'_, PyAny>>>, what: &str) -> PyResult<Vec<u32>> {
+    ids.unwrap_or_default()
+        .iter()
+        .map(|id| match id.extract::<u32>() {
+            Ok(id) => Ok(id),
+            Err(error) if error.is_instance_of::<PyOverflowError>(id.py()) => {
+                Err(PyValueError::new_err(format!(
+                    "id_out_of_range: {what} id {id} is not a token id (0 to 2**32 - 1)"
+                )))
+            }
+            Err(error) => Err(error),
+        })
+        .collect()
 }
 
 impl Vocab {
@@ -74,9 +92,9 @@ impl Vocab {
     fn from_tiktoken(
         py: Python<'_>,
         name: &Bound<'_, PyAny>,
-        eos_ids: Option<Vec<u32>>,
+        eos_ids: Option<Vec<Bound<'_, PyAny>>>,
     ) -> PyResult<Vocab> {
-        let eos = eos_ids.unwrap_or_default();
+        let eos = token_ids(eos_ids, "EOS")?;
         let loaded = match name.extract::<String>() {
             Ok(name) => py.detach(|| tiktoken::from_name_or_path(&name, &eos)),
             Err(_) => {
@@ -99,10 +117,9 @@ impl Vocab {
     fn from_tokenizer_json(
         py: Python<'_>,
         path: PathBuf,
-        eos_ids: Option<Vec<u32>>,
+        eos_ids: Option<Vec<Bound<'_, PyAny>>>,
     ) -> PyResult<Vocab> {
-        let eos: Vec<hf::EosSpec> = eos_ids
-            .unwrap_or_default()
+        let eos: Vec<hf::EosSpec> = token_ids(eos_ids, "EOS")?
             .into_iter()
             .map(hf::EosSpec::Id)
             .collect();
@@ -116,12 +133,14 @@ impl Vocab {
     /// (or ``b""``) for an id with no token. ``special_ids`` are special tokens (never
     /// allowed), ``eos_ids`` the EOS tokens (allowed once the text is complete).
     #[staticmethod]
-    #[pyo3(signature = (tokens, special_ids = Vec::new(), eos_ids = Vec::new()))]
+    #[pyo3(signature = (tokens, special_ids = None, eos_ids = None))]
     fn from_token_bytes(
         tokens: &Bound<'_, PyAny>,
-        special_ids: Vec<u32>,
-        eos_ids: Vec<u32>,
+        special_ids: Option<Vec<Bound<'_, PyAny>>>,
+        eos_ids: Option<Vec<Bound<'_, PyAny>>>,
     ) -> PyResult<Vocab> {
+        let special_ids = token_ids(special_ids, "special")?;
+        let eos_ids = token_ids(eos_ids, "EOS")?;
         let mut table = Vec::new();
         for (id, token) in tokens.try_iter()?.enumerate() {
             let token = token?;

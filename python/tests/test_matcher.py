@@ -441,3 +441,38 @@ def test_token_bytes_may_be_any_bytes_like_object(vocab):
     ]
     m = fs.Matcher(other, "apply_patch")
     assert m.accept_tokens(PATCH + [EOS]) and m.is_terminated()
+
+
+def test_counts_and_rows_outside_their_range_raise_the_documented_exception(vocab):
+    # A depth the core would reserve up front (terabytes for 10**10) is a ValueError, never
+    # an aborted process; so is a negative one.
+    for depth in (fs.MAX_ROLLBACK + 1, 10**10, 2**70, -1):
+        with pytest.raises(ValueError, match="max_rollback"):
+            fs.Matcher(vocab, "apply_patch", max_rollback=depth)
+    assert fs.Matcher(vocab, "apply_patch", max_rollback=fs.MAX_ROLLBACK).max_rollback == (
+        fs.MAX_ROLLBACK
+    )
+    assert fs.Matcher(vocab, "apply_patch", max_rollback=None).max_rollback == 32
+    m = fs.Matcher(vocab, "apply_patch")
+    assert m.accept_tokens([BEGIN, ADD])
+    for n in (-1, -(2**70)):
+        with pytest.raises(ValueError, match="0 or more"):
+            m.rollback(n)
+    with pytest.raises(ValueError, match="rollback_past_history"):
+        m.rollback(2**70)
+    with pytest.raises(TypeError):
+        m.rollback(1.0)
+    assert allowed(m) == {LINE}, "nothing was undone"
+    bitmask = fs.allocate_token_bitmask(2, vocab)
+    for index in (2**70, -(2**70)):
+        with pytest.raises(IndexError):
+            m.fill_next_token_bitmask(bitmask, index)
+        with pytest.raises(IndexError):
+            fs.fill_next_token_bitmasks([m], bitmask, [index])
+    assert (bitmask == -1).all(), "nothing written"
+    for ids in ([-1], [2**32], [2**70]):
+        with pytest.raises(ValueError, match="id_out_of_range"):
+            fs.Vocab.from_token_bytes(TOKENS, eos_ids=ids)
+        with pytest.raises(ValueError, match="id_out_of_range"):
+            fs.Vocab.from_token_bytes(TOKENS, special_ids=ids)
+
