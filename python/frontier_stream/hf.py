@@ -8,7 +8,7 @@ that row's matcher takes. A row whose matcher accepted EOS is finished: transfor
 calling with pad tokens there, which are ignored, and its scores are left as they are.
 
 ``input_ids`` and ``scores`` may be torch tensors (what ``generate()`` passes), numpy arrays
-or lists; torch is never imported here. Scores of refused ids become ``-inf`` in place, and
+or lists (lists work with the standard library alone); torch is never imported here. Scores of refused ids become ``-inf`` in place, and
 ids past the vocabulary's size (a model's logits are often wider) are refused.
 """
 
@@ -81,8 +81,11 @@ class LogitsProcessor:
             [self.matchers[i] for i in live], self._bitmask, live
         )
         width = scores.shape[-1] if hasattr(scores, "shape") else len(scores[0])
+        bitmask = self._bitmask
+        if isinstance(bitmask, memoryview):  # no numpy nor torch: rows through tolist()
+            bitmask = bitmask.tolist()
         for i in live:
-            allowed = allowed_ids(self._bitmask[i])
+            allowed = allowed_ids(bitmask[i])
             _mask_row(scores, i, allowed, width)
         return scores
 
@@ -90,7 +93,14 @@ class LogitsProcessor:
 def _mask_row(scores: Any, row: int, allowed: Any, width: int) -> None:
     """Sets ``scores[row][t] = -inf`` for every ``t < width`` that ``allowed`` refuses (an id
     past ``allowed`` is refused)."""
-    import numpy
+    try:
+        import numpy
+    except ImportError:  # no numpy, so scores are lists (a tensor would have brought numpy)
+        line = scores[row]
+        for t in range(width):
+            if t >= len(allowed) or not allowed[t]:
+                line[t] = float("-inf")
+        return
 
     refused = numpy.ones(width, dtype=bool)
     n = min(width, len(allowed))

@@ -476,3 +476,27 @@ def test_counts_and_rows_outside_their_range_raise_the_documented_exception(voca
         with pytest.raises(ValueError, match="id_out_of_range"):
             fs.Vocab.from_token_bytes(TOKENS, special_ids=ids)
 
+
+def test_the_standard_library_alone_allocates_and_reads_bitmasks(vocab, monkeypatch):
+    # No numpy and no torch: the bitmask is a 2-D memoryview of C ints, which
+    # fill_next_token_bitmask takes through the buffer protocol.
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    monkeypatch.setitem(sys.modules, "torch", None)
+    bitmask = fs.allocate_token_bitmask(2, 70)
+    assert isinstance(bitmask, memoryview)
+    assert (bitmask.shape, bitmask.format) == ((2, 3), "i")
+    assert bitmask.tolist() == [[-1] * 3] * 2
+    m = fs.Matcher(vocab, "apply_patch")
+    m.fill_next_token_bitmask(bitmask, 1)
+    assert bitmask.tolist() == [[-1] * 3, [1 << BEGIN | 1 << STAR, 0, 0]]
+    bits = fs.allowed_ids(bitmask.tolist()[1], vocab.size)
+    assert bits == [t in (BEGIN, STAR) for t in range(vocab.size)]
+    assert fs.allocate_token_bitmask(0, vocab, fill=0).shape == (0, 1)
+    # transformers' processor on lists of scores.
+    from frontier_stream import hf
+
+    processor = hf.LogitsProcessor(vocab, "apply_patch")
+    scores = [[0.0] * (vocab.size + 1)]
+    assert processor([[LF]], scores) is scores
+    inf = float("-inf")
+    assert scores == [[0.0 if t in (BEGIN, STAR) else inf for t in range(vocab.size + 1)]]
