@@ -100,7 +100,10 @@ class FrontierGrammarBackend:
     """SGLang's ``BaseGrammarBackend`` for frontier's languages, over one vocabulary.
 
     Built as SGLang builds a registered backend: ``(server_args, tokenizer, vocab_size,
-    eos_token_ids)``; ``vocab`` may be given instead of a tokenizer. SGLang's own base class
+    eos_token_ids)``; ``vocab`` may be given instead of a tokenizer. The EOS tokens are
+    SGLang's ``eos_token_ids`` (the model's stop tokens, often several: Llama-3's
+    ``<|eot_id|>`` and ``<|end_of_text|>``) with the tokenizer's ``eos_token_id``, as SGLang
+    hands them to its own backends as stop tokens. SGLang's own base class
     (compilation thread pool, cache) is mixed in by :func:`register`.
     """
 
@@ -118,7 +121,7 @@ class FrontierGrammarBackend:
         if vocab is None:
             if tokenizer is None:
                 raise ValueError("FrontierGrammarBackend needs a tokenizer or a vocab")
-            vocab = Vocab.from_huggingface(tokenizer)
+            vocab = Vocab.from_huggingface(tokenizer, eos_ids=_eos_ids(tokenizer, eos_token_ids))
         self.vocab = vocab
         self.vocab_size = vocab.size if vocab_size is None else vocab_size
 
@@ -142,6 +145,18 @@ class FrontierGrammarBackend:
         """Structural tags are not frontier's: raises ``ValueError``."""
         raise ValueError("the frontier grammar backend has no structural tags")
 
+
+
+def _eos_ids(tokenizer: Any, eos_token_ids: Any) -> list[int] | None:
+    """SGLang's ``eos_token_ids`` with the tokenizer's ``eos_token_id``, or ``None`` (the
+    tokenizer's own) when SGLang gives none."""
+    if not eos_token_ids:
+        return None
+    ids = {int(t) for t in eos_token_ids}
+    own = getattr(tokenizer, "eos_token_id", None)
+    if own is not None:
+        ids.add(int(own))
+    return sorted(ids)
 
 
 def register() -> None:

@@ -170,16 +170,28 @@ impl Vocab {
     }
 
     /// The vocabulary of a transformers fast tokenizer (``tokenizer.backend_tokenizer``),
-    /// read from its ``tokenizer.json`` form; EOS is ``tokenizer.eos_token_id``.
+    /// read from its ``tokenizer.json`` form. EOS: the ids given (an engine's stop tokens,
+    /// such as a generation config's several EOS ids), else ``tokenizer.eos_token_id``.
     #[staticmethod]
-    fn from_huggingface(tokenizer: &Bound<'_, PyAny>) -> PyResult<Vocab> {
+    #[pyo3(signature = (tokenizer, eos_ids = None))]
+    fn from_huggingface(
+        tokenizer: &Bound<'_, PyAny>,
+        eos_ids: Option<Vec<Bound<'_, PyAny>>>,
+    ) -> PyResult<Vocab> {
         let backend = tokenizer.getattr("backend_tokenizer").map_err(|_| {
             PyTypeError::new_err(
                 "the tokenizer has no backend_tokenizer: a transformers fast tokenizer is needed",
             )
         })?;
         let json: String = backend.call_method0("to_str")?.extract()?;
-        let eos: Option<u32> = tokenizer.getattr("eos_token_id")?.extract()?;
+        let eos: Vec<u32> = match eos_ids {
+            Some(ids) => token_ids(Some(ids), "EOS")?,
+            None => tokenizer
+                .getattr("eos_token_id")?
+                .extract::<Option<u32>>()?
+                .into_iter()
+                .collect(),
+        };
         let eos: Vec<hf::EosSpec> = eos.into_iter().map(hf::EosSpec::Id).collect();
         tokenizer
             .py()

@@ -232,3 +232,33 @@ def test_transformers_refuses_a_token_it_did_not_allow(o200k):
         processor(np.array([[1, 2, o200k.encode("x")[0]]]), scores)
     with pytest.raises(ValueError, match="unknown language"):
         hf.LogitsProcessor(o200k, "yaml")
+
+
+def test_sglang_backend_takes_the_engines_eos_token_ids():
+    # SGLang builds a backend with the model's stop tokens (a generation config often has
+    # several); each of them, with the tokenizer's own, ends the output.
+    class Backend:
+        def to_str(self):
+            return (
+                '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []},'
+                ' "decoder": {"type": "ByteLevel"},'
+                ' "added_tokens": [{"id": 2, "content": "<|eot|>", "special": true},'
+                ' {"id": 3, "content": "<|end|>", "special": true},'
+                ' {"id": 4, "content": "<|pad|>", "special": true}]}'
+            )
+
+    class Tokenizer:
+        backend_tokenizer = Backend()
+        eos_token_id = 2
+
+    assert fs.Vocab.from_huggingface(Tokenizer()).eos_ids == [2]
+    assert fs.Vocab.from_huggingface(Tokenizer(), eos_ids=[3]).eos_ids == [3]
+    backend = sglang.FrontierGrammarBackend(None, Tokenizer(), 5, {3})
+    assert backend.vocab.eos_ids == [2, 3]
+    for eos in (2, 3):
+        grammar = backend.dispatch_ebnf("ctl")
+        grammar.accept_token(eos)  # an empty CTL stream is complete
+        assert grammar.is_terminated()
+    with pytest.raises(ValueError, match="refused"):
+        backend.dispatch_ebnf("ctl").accept_token(4)
+    assert sglang.FrontierGrammarBackend(None, Tokenizer(), 5, None).vocab.eos_ids == [2]
