@@ -2,8 +2,8 @@
  *
  * Build: cargo build --release -p frontier-capi (target/release/libfrontier_capi.a, .so).
  * Guide: docs/c.md. Status returns are 0 on success and -1 on error, the message then readable
- * through the handle's *_last_error (valid until the next call on that handle), except where
- * noted. Constructors write a NUL-terminated message (truncated to err_len - 1 bytes) into err
+ * through the handle's *_last_error (a buffer the handle owns, overwritten in place by each
+ * error: valid until the handle is freed, always the latest message), except where noted. Constructors write a NUL-terminated message (truncated to err_len - 1 bytes) into err
  * and return NULL on failure. Free functions accept NULL; other functions given a NULL handle
  * return 0, false, -1 or NULL. No function lets a panic cross into C; there is no global state.
  * A vocabulary is shared read-only across threads; a matcher or parser is used by one thread at

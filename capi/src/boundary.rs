@@ -6,7 +6,7 @@
 
 use std::any::Any;
 use std::cell::RefCell;
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{c_char, CStr};
 use std::fmt::Display;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -71,26 +71,53 @@ pub unsafe fn write_message(err: *mut c_char, err_len: usize, message: &str) {
     }
 }
 
+/// The bytes a handle's last error message holds, its NUL included: a longer message is
+/// truncated (at a UTF-8 character boundary) to `LAST_ERROR_CAPACITY - 1` bytes. The
+/// project's messages are under 200 bytes; a panic's could be longer.
+pub const LAST_ERROR_CAPACITY: usize = 512;
+
 /// A handle's last error message, returned by `*_last_error` and kept until the next error
 /// replaces it (sticky: a later success does not clear it). Empty until the first error.
-#[derive(Debug, Default)]
-pub struct LastError(RefCell<CString>);
+///
+/// The message lives in one buffer allocated with the handle and overwritten in place, so the
+/// pointer `*_last_error` returns stays valid until the handle is freed and always reads the
+/// latest message: C code that takes it before the call that fails (`printf("%d %s", call(m),
+/// frontier_matcher_last_error(m))`, whose arguments C may evaluate right to left) reads the
+/// new message, never freed memory.
+#[derive(Debug)]
+pub struct LastError(RefCell<Box<[u8]>>);
+
+impl Default for LastError {
+    fn default() -> LastError {
+        LastError(RefCell::new(
+            vec![0; LAST_ERROR_CAPACITY].into_boxed_slice(),
+        ))
+    }
+}
 
 impl LastError {
     /// Replaces the message. Interior NULs (which C could not see past) become spaces.
     pub fn set(&self, message: impl Display) {
         let text = message.to_string().replace('\0', " ");
-        *self.0.borrow_mut() = CString::new(text).unwrap_or_default();
+        let mut n = text.len().min(LAST_ERROR_CAPACITY - 1);
+        while !text.is_char_boundary(n) {
+            n -= 1;
+        }
+        let mut buffer = self.0.borrow_mut();
+        buffer[..n].copy_from_slice(&text.as_bytes()[..n]);
+        buffer[n] = 0;
     }
 
-    /// The message as a C string, valid until the next call on the handle.
+    /// The message as a C string, valid until the handle is freed.
     pub fn as_ptr(&self) -> *const c_char {
-        self.0.borrow().as_ptr()
+        self.0.borrow().as_ptr().cast()
     }
 
     /// The message as Rust text (for tests and for the Rust side).
     pub fn text(&self) -> String {
-        self.0.borrow().to_string_lossy().into_owned()
+        let buffer = self.0.borrow();
+        let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
+        String::from_utf8_lossy(&buffer[..end]).into_owned()
     }
 }
 
@@ -176,6 +203,32 @@ mod tests {
     fn a_panic_becomes_an_error() {
         let r: Result<(), String> = guard(|| panic!("boom"));
         assert_eq!(r.unwrap_err(), "internal error (panic): boom");
+    }
+
+    #[test]
+    fn the_last_error_is_overwritten_in_place_and_truncated() {
+        let error = LastError::default();
+        let before = error.as_ptr();
+        // SAFETY: `before` points into `error`'s buffer, alive and NUL-terminated.
+        assert_eq!(unsafe { CStr::from_ptr(before) }.to_bytes(), b"");
+        error.set("token_refused: token 7");
+        error.set("eos_too_early: x\0y");
+        assert_eq!(error.as_ptr(), before, "the same buffer");
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { CStr::from_ptr(before) }.to_bytes(),
+            b"eos_too_early: x y"
+        );
+        error.set("é".repeat(LAST_ERROR_CAPACITY));
+        let text = error.text();
+        assert_eq!(text.len(), LAST_ERROR_CAPACITY - 2, "whole characters only");
+        assert!(text.chars().all(|c| c == 'é'));
+        let copy = error.clone();
+        error.set("x");
+        assert_eq!(
+            (copy.text().len(), error.text()),
+            (LAST_ERROR_CAPACITY - 2, "x".into())
+        );
     }
 
     #[test]

@@ -300,7 +300,8 @@ pub unsafe extern "C" fn frontier_matcher_clone(m: *const FrontierMatcher) -> *m
     })
 }
 
-/// The last error's message ("" before any), valid until the next call on `m`; NULL for NULL.
+/// The last error's message ("" before any), in a buffer the handle owns and overwrites in
+/// place: valid until `m` is freed, always the latest message. NULL for NULL.
 ///
 /// # Safety
 /// `m` is NULL or live.

@@ -183,7 +183,8 @@ pub unsafe extern "C" fn frontier_parser_finish(
     })
 }
 
-/// The last error's message ("" before any), valid until the next call on `p`; NULL for NULL.
+/// The last error's message ("" before any), in a buffer the handle owns and overwrites in
+/// place: valid until `p` is freed, always the latest message. NULL for NULL.
 ///
 /// # Safety
 /// `p` NULL or live.

@@ -181,13 +181,18 @@ static void matcher(FrontierVocab *v, const uint32_t *ids, size_t n) {
   size_t vocab_size = frontier_vocab_size(v);
   CHECK(words == (vocab_size + 31) / 32);
   uint32_t *mask = calloc(words + 1, sizeof *mask);
-  CHECK(strcmp(frontier_matcher_last_error(m), "") == 0);
+  /* the last error lives in one buffer of the handle, overwritten in place: a pointer taken
+   * before any error stays valid and reads each later message */
+  const char *last = frontier_matcher_last_error(m);
+  CHECK(strcmp(last, "") == 0);
 
   /* a short buffer: -1, nothing written */
   mask[0] = 0x12345678;
   CHECK(frontier_matcher_fill_mask(m, mask, words - 1) == -1);
   CHECK(mask[0] == 0x12345678);
   CHECK(strstr(frontier_matcher_last_error(m), "words") != NULL);
+  CHECK(last == frontier_matcher_last_error(m));
+  CHECK(strstr(last, "words") != NULL);
   /* a row as wide as logits of vocab_size + 100 ids: the mask, then zeros to its end */
   size_t wide_words = (vocab_size + 100 + 31) / 32;
   uint32_t *wide = malloc(wide_words * sizeof *wide);
@@ -201,8 +206,7 @@ static void matcher(FrontierVocab *v, const uint32_t *ids, size_t n) {
   free(wide);
   /* ids past the vocabulary and refused tokens leave the matcher as it was */
   CHECK(frontier_matcher_accept_token(m, (uint32_t)vocab_size) == 0);
-  CHECK(strcmp(frontier_matcher_last_error(m),
-               "token_out_of_range: token 200019 is past the vocabulary's 200019 ids") == 0);
+  CHECK(strcmp(last, "token_out_of_range: token 200019 is past the vocabulary's 200019 ids") == 0);
   CHECK(frontier_matcher_accept_token(m, 0xffffffffu) == 0);
   CHECK(frontier_matcher_rollback(m, 0) == 0);
   CHECK(frontier_matcher_rollback(m, 1) == -1); /* nothing to undo yet */
@@ -320,8 +324,10 @@ static void parser(const uint8_t *patch, size_t len) {
 
   /* a byte outside the language: -1, the reason with its offset, then verdict 2 */
   p = frontier_parser_new("apply_patch", "strict", err, sizeof err);
+  const char *last = frontier_parser_last_error(p); /* valid until the free, always the latest */
   CHECK(frontier_parser_push(p, (const uint8_t *)"*** Begin Patch\nx", 17, NULL, NULL) == -1);
-  CHECK(strcmp(frontier_parser_last_error(p), "expected_hunk_header at byte 16 (0x78 'x')") == 0);
+  CHECK(strcmp(last, "expected_hunk_header at byte 16 (0x78 'x')") == 0);
+  CHECK(frontier_parser_last_error(p) == last);
   frontier_parser_allowed(p, set);
   int empty = 1;
   for (int i = 0; i < 32; i++) empty &= set[i] == 0;
