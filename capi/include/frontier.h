@@ -67,6 +67,17 @@ FrontierMatcher *frontier_matcher_clone(const FrontierMatcher *m);
 const char *frontier_matcher_last_error(const FrontierMatcher *m);
 void frontier_matcher_free(FrontierMatcher *m);
 
+/* A batch's masks on up to n_threads threads (0: the machine's cores), as llguidance's
+ * llg_par_compute_mask: matchers[i]'s mask goes into row rows[i] (rows NULL: row i) of dst,
+ * n_rows rows of row_words words each, zeros past the matcher's mask_words. 0, or -1 with the
+ * reason in err (as a constructor writes it) and nothing written: a NULL array with a non-zero
+ * length, a NULL matcher, a row past n_rows or given twice, row_words below a mask_words. No
+ * thread may change the matchers during the call (one may appear twice). */
+int32_t frontier_matcher_fill_masks(FrontierMatcher *const *matchers, size_t n_matchers,
+                                    const size_t *rows, uint32_t *dst, size_t n_rows,
+                                    size_t row_words, size_t n_threads, char *err,
+                                    size_t err_len);
+
 /* Parser: push bytes, cb (may be NULL) receives each confirmed event as the JSON object
  * `frontier events` prints, data events unmerged. push is -1 when the input leaves the
  * language (kind, offset and byte in last_error; the events before it were delivered).

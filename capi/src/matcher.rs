@@ -323,3 +323,160 @@ pub unsafe extern "C" fn frontier_matcher_free(m: *mut FrontierMatcher) {
     // SAFETY: the caller's contract: NULL or a live handle, not used afterwards.
     unsafe { free_handle(m) }
 }
+
+/// One row of a batch: the matcher's state, its mask's words, the caller's row.
+type Job<'a> = (&'a dyn DynMatcher, usize, &'a mut [u32]);
+
+/// Writes one job's mask and zeros the row past it, as `frontier_matcher_fill_mask` does.
+fn fill_job((matcher, words, row): &mut Job<'_>) -> Result<(), String> {
+    let (mask, past) = row.split_at_mut(*words);
+    matcher.fill_mask(mask).map_err(|e| e.to_string())?;
+    past.fill(0);
+    Ok(())
+}
+
+/// Runs `jobs` on this thread and `threads - 1` scoped threads spawned for the call, each
+/// taking the next job not taken (rows cost from a cached copy to a trie walk, so a fixed split
+/// would leave threads idle); the first failure stops them all.
+fn fill_jobs(mut jobs: Vec<Job<'_>>, threads: usize) -> Result<(), String> {
+    let threads = threads.min(jobs.len()).max(1);
+    if threads == 1 {
+        return jobs.iter_mut().try_for_each(fill_job);
+    }
+    let queue = std::sync::Mutex::new(jobs.iter_mut());
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let work = || -> Result<(), String> {
+        while !failed.load(std::sync::atomic::Ordering::Relaxed) {
+            let next = queue
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .next();
+            let Some(job) = next else {
+                return Ok(());
+            };
+            if let Err(e) = fill_job(job) {
+                failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+        Ok(())
+    };
+    std::thread::scope(|scope| {
+        let spawned: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut result = work();
+        for handle in spawned {
+            let joined = handle
+                .join()
+                .unwrap_or_else(|_| Err("internal error (panic): a mask thread panicked".into()));
+            result = result.and(joined);
+        }
+        result
+    })
+}
+
+/// Fills the masks of a batch on up to `n_threads` threads (0: the machine's cores), as
+/// llguidance's `llg_par_compute_mask` does: `matchers[i]`'s mask goes into row `rows[i]`
+/// (`rows` NULL: row `i`) of `dst`, `n_rows` rows of `row_words` words each, with zeros past
+/// the matcher's `mask_words` (a row as wide as the logits). 0, or −1 with the reason in `err`
+/// and nothing written: a NULL array with a non-zero length, a NULL matcher, a row past
+/// `n_rows` or given twice, `row_words` below a matcher's `mask_words`.
+///
+/// # Safety
+/// `matchers` is NULL (with `n_matchers == 0`) or `n_matchers` pointers, each NULL or a live
+/// matcher that no thread changes during the call (the same one may appear twice); `rows` is
+/// NULL or `n_matchers` indices; `dst` is NULL (with `n_rows * row_words == 0`) or
+/// `n_rows * row_words` writable words; `err` is NULL or `err_len` writable bytes.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn frontier_matcher_fill_masks(
+    matchers: *const *mut FrontierMatcher,
+    n_matchers: usize,
+    rows: *const usize,
+    dst: *mut u32,
+    n_rows: usize,
+    row_words: usize,
+    n_threads: usize,
+    err: *mut c_char,
+    err_len: usize,
+) -> i32 {
+    let result = guard(|| {
+        // SAFETY: the caller's contract on `matchers` and `rows`.
+        let handles = unsafe {
+            c_slice(
+                matchers.cast::<*const FrontierMatcher>(),
+                n_matchers,
+                "matchers",
+            )?
+        };
+        let rows = if rows.is_null() {
+            None
+        } else {
+            // SAFETY: as above, and non-NULL.
+            Some(unsafe { c_slice(rows, n_matchers, "rows")? })
+        };
+        let total = n_rows
+            .checked_mul(row_words)
+            .ok_or("n_rows * row_words is past memory")?;
+        let mut matchers = Vec::with_capacity(n_matchers);
+        for (i, &handle) in handles.iter().enumerate() {
+            // SAFETY: the caller's contract: NULL or a live matcher not changed meanwhile.
+            let m = unsafe { handle.as_ref() }.ok_or_else(|| format!("matchers[{i}] is NULL"))?;
+            let words = m.grammar.mask_words();
+            if row_words < words {
+                return Err(format!(
+                    "rows hold {row_words} words, matchers[{i}]'s mask needs {words}"
+                ));
+            }
+            matchers.push((&*m.matcher, words));
+        }
+        if total == 0 {
+            // No row holds a word (every mask has none); the rows must still be rows.
+            let mut seen = std::collections::BTreeSet::new();
+            for i in 0..n_matchers {
+                let row = rows.map_or(i, |rows| rows[i]);
+                if row >= n_rows {
+                    return Err(format!("row {row} is past the {n_rows} rows"));
+                }
+                if !seen.insert(row) {
+                    return Err(format!("row {row} is given twice"));
+                }
+            }
+            return Ok(0);
+        }
+        if dst.is_null() {
+            return Err(format!("dst is NULL but holds {total} words"));
+        }
+        if total > isize::MAX as usize / std::mem::size_of::<u32>() {
+            return Err(format!("dst: {total} words is too large"));
+        }
+        // SAFETY: non-NULL, the byte length fits in isize (checked above), and the caller
+        // guarantees `n_rows * row_words` writable words at `dst`, not otherwise referenced
+        // during the call.
+        let all = unsafe { std::slice::from_raw_parts_mut(dst, total) };
+        let mut slots: Vec<Option<&mut [u32]>> = all.chunks_mut(row_words).map(Some).collect();
+        let mut jobs = Vec::with_capacity(n_matchers);
+        for (i, (matcher, words)) in matchers.into_iter().enumerate() {
+            let row = rows.map_or(i, |rows| rows[i]);
+            let slot = slots
+                .get_mut(row)
+                .ok_or_else(|| format!("row {row} is past the {n_rows} rows"))?;
+            let dst_row = slot
+                .take()
+                .ok_or_else(|| format!("row {row} is given twice"))?;
+            jobs.push((matcher, words, dst_row));
+        }
+        let threads = match n_threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        fill_jobs(jobs, threads).map(|()| 0)
+    });
+    match result {
+        Ok(status) => status,
+        Err(message) => {
+            // SAFETY: the caller's contract on `err`.
+            unsafe { write_message(err, err_len, &message) };
+            -1
+        }
+    }
+}

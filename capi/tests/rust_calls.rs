@@ -356,3 +356,162 @@ fn one_vocabulary_and_one_grammar_serve_matchers_on_several_threads() {
         frontier_vocab_free(v);
     }
 }
+
+fn batch_error(
+    matchers: &[*mut FrontierMatcher],
+    rows: Option<&[usize]>,
+    dst: &mut [u32],
+    n_rows: usize,
+    row_words: usize,
+) -> String {
+    let mut err = [0u8; 128];
+    let before = dst.to_vec();
+    // SAFETY: live handles (or NULL), `rows` of `matchers.len()` entries, `dst` of at least
+    // `n_rows * row_words` words, a 128-byte error buffer.
+    let status = unsafe {
+        frontier_matcher_fill_masks(
+            matchers.as_ptr(),
+            matchers.len(),
+            rows.map_or(null(), <[usize]>::as_ptr),
+            dst.as_mut_ptr(),
+            n_rows,
+            row_words,
+            2,
+            err.as_mut_ptr().cast(),
+            err.len(),
+        )
+    };
+    assert_eq!(status, -1);
+    assert_eq!(dst, &before[..], "nothing written");
+    let end = err.iter().position(|&b| b == 0).unwrap();
+    String::from_utf8(err[..end].to_vec()).unwrap()
+}
+
+#[test]
+fn a_batch_filled_on_several_threads_equals_each_row_filled_alone() {
+    let v = vocab();
+    // One matcher per prefix of the patch, EOS taken last: every mask differs.
+    let plan = [0, 1, 2, 3, EOS];
+    let matchers: Vec<*mut FrontierMatcher> = (0..=plan.len())
+        .map(|n| {
+            let m = matcher(v);
+            for &t in &plan[..n] {
+                // SAFETY: a live handle.
+                assert_eq!(unsafe { frontier_matcher_accept_token(m, t) }, 1);
+            }
+            m
+        })
+        .collect();
+    let alone: Vec<u32> = matchers.iter().map(|&m| mask(m)).collect();
+    let rows: Vec<usize> = (0..matchers.len()).map(|i| (i * 5 + 3) % 8).collect();
+    for threads in [1, 3, 0] {
+        let mut dst = vec![0xabab_abab_u32; 8 * 2];
+        // SAFETY: live handles, `rows` of one index a matcher, `dst` of 8 rows of 2 words.
+        let status = unsafe {
+            frontier_matcher_fill_masks(
+                matchers.as_ptr(),
+                matchers.len(),
+                rows.as_ptr(),
+                dst.as_mut_ptr(),
+                8,
+                2,
+                threads,
+                null_mut(),
+                0,
+            )
+        };
+        assert_eq!(status, 0);
+        for (i, &row) in rows.iter().enumerate() {
+            assert_eq!(
+                dst[row * 2..row * 2 + 2],
+                [alone[i], 0],
+                "threads {threads}"
+            );
+        }
+        let untouched: Vec<usize> = (0..8).filter(|r| !rows.contains(r)).collect();
+        for row in untouched {
+            assert_eq!(dst[row * 2..row * 2 + 2], [0xabab_abab; 2], "row {row}");
+        }
+    }
+    // rows NULL: row i; the same matcher twice is read twice.
+    let twice = [matchers[1], matchers[1]];
+    let mut dst = [0u32; 2];
+    // SAFETY: live handles, 2 rows of 1 word.
+    let status = unsafe {
+        frontier_matcher_fill_masks(
+            twice.as_ptr(),
+            2,
+            null(),
+            dst.as_mut_ptr(),
+            2,
+            1,
+            2,
+            null_mut(),
+            0,
+        )
+    };
+    assert_eq!((status, dst), (0, [alone[1], alone[1]]));
+
+    let mut dst = [7u32; 4];
+    let m = &matchers[..2];
+    assert_eq!(
+        batch_error(m, Some(&[0, 0]), &mut dst, 4, 1),
+        "row 0 is given twice"
+    );
+    assert_eq!(
+        batch_error(m, Some(&[0, 4]), &mut dst, 4, 1),
+        "row 4 is past the 4 rows"
+    );
+    assert_eq!(
+        batch_error(m, None, &mut dst, 4, 0),
+        "rows hold 0 words, matchers[0]'s mask needs 1"
+    );
+    assert_eq!(
+        batch_error(&[matchers[0], null_mut()], None, &mut dst, 4, 1),
+        "matchers[1] is NULL"
+    );
+    let mut err = [0u8; 64];
+    // SAFETY: NULL arrays with lengths are refused before anything is read.
+    unsafe {
+        let status = frontier_matcher_fill_masks(
+            null(),
+            2,
+            null(),
+            dst.as_mut_ptr(),
+            4,
+            1,
+            1,
+            err.as_mut_ptr().cast(),
+            64,
+        );
+        assert_eq!(status, -1);
+        assert!(CStr::from_ptr(err.as_ptr().cast())
+            .to_bytes()
+            .starts_with(b"matchers is NULL"));
+        let status = frontier_matcher_fill_masks(
+            m.as_ptr(),
+            2,
+            null(),
+            null_mut(),
+            4,
+            1,
+            1,
+            err.as_mut_ptr().cast(),
+            64,
+        );
+        assert_eq!(status, -1);
+        assert_eq!(
+            CStr::from_ptr(err.as_ptr().cast()).to_bytes(),
+            b"dst is NULL but holds 4 words"
+        );
+        // An empty batch writes nothing and needs no array.
+        assert_eq!(
+            frontier_matcher_fill_masks(null(), 0, null(), null_mut(), 0, 0, 0, null_mut(), 0),
+            0
+        );
+        for m in matchers {
+            frontier_matcher_free(m);
+        }
+        frontier_vocab_free(v);
+    }
+}

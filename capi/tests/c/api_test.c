@@ -240,6 +240,26 @@ static void matcher(FrontierVocab *v, const uint32_t *ids, size_t n) {
       uint32_t *other = calloc(words, sizeof *other);
       CHECK(frontier_matcher_fill_mask(m, other, words) == 0);
       CHECK(memcmp(other, mask, words * 4) == 0);
+      /* a batch: the clone into row 0, the original into row 1, rows a word wider, two
+       * threads: each row is its matcher's own mask, then a zero */
+      uint32_t *ahead = calloc(words, sizeof *ahead);
+      CHECK(frontier_matcher_fill_mask(c, ahead, words) == 0);
+      FrontierMatcher *const batch[2] = {m, c};
+      const size_t rows[2] = {1, 0};
+      uint32_t *two = malloc(2 * (words + 1) * sizeof *two);
+      memset(two, 0xab, 2 * (words + 1) * sizeof *two);
+      char batch_err[128] = "";
+      CHECK(frontier_matcher_fill_masks(batch, 2, rows, two, 2, words + 1, 2, batch_err,
+                                        sizeof batch_err) == 0);
+      CHECK(memcmp(two, ahead, words * 4) == 0 && two[words] == 0);
+      CHECK(memcmp(two + words + 1, mask, words * 4) == 0 && two[2 * words + 1] == 0);
+      /* one row too few words: -1, the reason in err, nothing written */
+      memset(two, 0xab, 2 * (words + 1) * sizeof *two);
+      CHECK(frontier_matcher_fill_masks(batch, 2, NULL, two, 2, words - 1, 0, batch_err,
+                                        sizeof batch_err) == -1);
+      CHECK(strstr(batch_err, "words") != NULL && two[0] == 0xababababu);
+      free(two);
+      free(ahead);
       free(other);
       frontier_matcher_free(c);
       /* accept two, roll them back: the mask is the same again */
