@@ -22,6 +22,13 @@ pub fn guard<T>(body: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     }
 }
 
+/// Runs `body`, telling a panic apart: `Err` holds the panic's message (`internal error
+/// (panic): ...`), `Ok` the body's own result.
+pub fn catch_panic<T>(body: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(body))
+        .map_err(|payload| format!("internal error (panic): {}", panic_text(&*payload)))
+}
+
 fn panic_text(payload: &(dyn Any + Send)) -> &str {
     if let Some(text) = payload.downcast_ref::<&str>() {
         text

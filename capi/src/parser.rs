@@ -8,17 +8,35 @@ use frontier_core::contract::Verdict;
 use frontier_core::dyn_parser::{self, DynParser};
 use frontier_core::language::ParserSpec;
 
-use crate::boundary::{c_slice, c_text, free_handle, guard, write_message, LastError};
+use crate::boundary::{c_slice, c_text, catch_panic, free_handle, guard, write_message, LastError};
 
 /// Receives one event as JSON text, `json_len` bytes, not NUL-terminated, valid during the
 /// call only.
 pub type FrontierEventCallback =
     Option<unsafe extern "C" fn(user: *mut c_void, json: *const c_char, json_len: usize)>;
 
-/// An opaque parser handle. `parser` is `None` once `finish` has taken it.
+/// An opaque parser handle. The parser is taken out of the handle for the length of a push or
+/// a finish, so that no Rust reference to the handle lives while C's callback runs: a callback
+/// that calls the same parser back gets −1 ("busy"), never a second mutable borrow.
 pub struct FrontierParser {
     parser: Option<Box<dyn DynParser>>,
+    state: State,
+    /// `frontier_parser_free` was called from the callback: the call under way frees it.
+    free_pending: bool,
     error: LastError,
+}
+
+/// Where the handle's parser is when `parser` is `None`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// In `parser`.
+    Ready,
+    /// Taken by a push or finish under way (a call from its callback sees this).
+    Busy,
+    /// Consumed by `finish`.
+    Finished,
+    /// Dropped after a panic inside it (a bug): its state could not be trusted.
+    Broken,
 }
 
 /// Calls `cb` (when not NULL) with `json`.
@@ -33,18 +51,28 @@ unsafe fn deliver(cb: FrontierEventCallback, user: *mut c_void, json: &[u8]) {
 }
 
 impl FrontierParser {
-    fn run(&mut self, body: impl FnOnce(&mut Self) -> Result<i32, String>) -> i32 {
-        match guard(|| body(self)) {
-            Ok(status) => status,
-            Err(message) => {
-                self.error.set(message);
-                -1
+    /// Takes the parser out for a push or finish, or says why it cannot (the message is set).
+    fn take(&mut self) -> Option<Box<dyn DynParser>> {
+        let why = match self.state {
+            State::Ready => {
+                let parser = self.parser.take();
+                if parser.is_some() {
+                    self.state = State::Busy;
+                }
+                return parser;
             }
-        }
+            State::Busy => BUSY,
+            State::Finished => FINISHED,
+            State::Broken => BROKEN,
+        };
+        self.error.set(why);
+        None
     }
 }
 
 const FINISHED: &str = "the parser was finished";
+const BUSY: &str = "the parser is busy: called from its own event callback";
+const BROKEN: &str = "the parser was dropped after an internal error (panic)";
 
 /// A parser for `lang` in `mode` (NULL: the language's default).
 ///
@@ -69,6 +97,8 @@ pub unsafe extern "C" fn frontier_parser_new(
         let spec = ParserSpec::parse(lang, mode).map_err(|e| e.to_string())?;
         Ok(FrontierParser {
             parser: Some(dyn_parser::build(&spec)),
+            state: State::Ready,
+            free_pending: false,
             error: LastError::default(),
         })
     });
@@ -84,7 +114,7 @@ pub unsafe extern "C" fn frontier_parser_new(
 
 /// Pushes `len` bytes; `cb` (may be NULL) receives each event they confirm. 0, or −1 when the
 /// input leaves the language (the message gives kind, offset and byte; the events before it
-/// were delivered), for NULL arguments, or after `finish`.
+/// were delivered), for NULL arguments, after `finish`, or from the parser's own callback.
 ///
 /// # Safety
 /// `p` NULL or live; `data` NULL (with `len == 0`) or `len` bytes; `cb` NULL or a function
@@ -97,20 +127,50 @@ pub unsafe extern "C" fn frontier_parser_push(
     cb: FrontierEventCallback,
     user: *mut c_void,
 ) -> i32 {
-    // SAFETY: the caller's contract.
-    let Some(p) = (unsafe { p.as_mut() }) else {
+    // SAFETY: the caller's contract; this borrow ends before the callback can run.
+    let Some(handle) = (unsafe { p.as_mut() }) else {
         return -1;
     };
-    p.run(|p| {
-        // SAFETY: the caller's contract on `data`.
-        let data = unsafe { c_slice(data, len, "data")? };
-        let parser = p.parser.as_mut().ok_or(FINISHED)?;
+    // SAFETY: the caller's contract on `data`.
+    let data = match unsafe { c_slice(data, len, "data") } {
+        Ok(data) => data,
+        Err(message) => {
+            handle.error.set(message);
+            return -1;
+        }
+    };
+    let Some(mut parser) = handle.take() else {
+        return -1;
+    };
+    // No reference to the handle lives from here to the end of the push: a callback may call
+    // any function on `p` (it finds the parser busy).
+    let pushed = catch_panic(|| {
         // SAFETY: the caller's contract on `cb` and `user`.
-        parser
-            .push(data, &mut |json| unsafe { deliver(cb, user, json) })
-            .map_err(|e| e.to_string())?;
-        Ok(0)
-    })
+        parser.push(data, &mut |json| unsafe { deliver(cb, user, json) })
+    });
+    // SAFETY: `p` is still the caller's live handle (no function frees a busy parser: see
+    // `frontier_parser_free`).
+    let handle = unsafe { &mut *p };
+    let status = match pushed {
+        Ok(result) => {
+            handle.parser = Some(parser);
+            handle.state = State::Ready;
+            match result {
+                Ok(()) => 0,
+                Err(error) => {
+                    handle.error.set(error);
+                    -1
+                }
+            }
+        }
+        Err(panic) => {
+            handle.state = State::Broken;
+            handle.error.set(panic);
+            -1
+        }
+    };
+    // SAFETY: the handle is live and `handle` is not used past here.
+    unsafe { settle(p, status) }
 }
 
 /// The bytes that may come next, as 32 bytes (bit `b % 8` of byte `b / 8`); all zero after an
@@ -150,8 +210,8 @@ pub unsafe extern "C" fn frontier_parser_accepting(p: *const FrontierParser) -> 
 }
 
 /// Ends the stream: `cb` receives the events only the end confirms; returns 0 complete, 1
-/// incomplete, 2 error (what was left open or the error is the last error), −1 for NULL or a
-/// second `finish`.
+/// incomplete, 2 error (what was left open or the error is the last error), −1 for NULL, a
+/// second `finish`, or a call from the parser's own callback.
 ///
 /// # Safety
 /// `p` NULL or live; `cb` NULL or a function taking `user`.
@@ -161,26 +221,35 @@ pub unsafe extern "C" fn frontier_parser_finish(
     cb: FrontierEventCallback,
     user: *mut c_void,
 ) -> i32 {
-    // SAFETY: the caller's contract.
-    let Some(p) = (unsafe { p.as_mut() }) else {
+    // SAFETY: the caller's contract; this borrow ends before the callback can run.
+    let Some(handle) = (unsafe { p.as_mut() }) else {
         return -1;
     };
-    p.run(|p| {
-        let parser = p.parser.take().ok_or(FINISHED)?;
-        // SAFETY: the caller's contract on `cb` and `user`.
-        let outcome = parser.finish(&mut |json| unsafe { deliver(cb, user, json) });
-        Ok(match outcome.verdict {
-            Verdict::Complete => 0,
-            Verdict::Incomplete(unclosed) => {
-                p.error.set(format!("incomplete: {unclosed}"));
-                1
-            }
-            Verdict::Error(error) => {
-                p.error.set(error.to_string());
-                2
-            }
-        })
-    })
+    let Some(parser) = handle.take() else {
+        return -1;
+    };
+    // SAFETY: the caller's contract on `cb` and `user`.
+    let outcome = catch_panic(|| parser.finish(&mut |json| unsafe { deliver(cb, user, json) }));
+    // SAFETY: `p` is still the caller's live handle, as in `frontier_parser_push`.
+    let handle = unsafe { &mut *p };
+    handle.state = State::Finished;
+    let status = match outcome.map(|outcome| outcome.verdict) {
+        Ok(Verdict::Complete) => 0,
+        Ok(Verdict::Incomplete(unclosed)) => {
+            handle.error.set(format!("incomplete: {unclosed}"));
+            1
+        }
+        Ok(Verdict::Error(error)) => {
+            handle.error.set(error);
+            2
+        }
+        Err(panic) => {
+            handle.error.set(panic);
+            -1
+        }
+    };
+    // SAFETY: the handle is live and `handle` is not used past here.
+    unsafe { settle(p, status) }
 }
 
 /// The last error's message ("" before any), in a buffer the handle owns and overwrites in
@@ -197,12 +266,34 @@ pub unsafe extern "C" fn frontier_parser_last_error(p: *const FrontierParser) ->
     guard(|| Ok(p.error.as_ptr())).unwrap_or(std::ptr::null())
 }
 
-/// Frees the parser; NULL is ignored.
+/// Frees the parser; NULL is ignored. Called from the parser's own callback, the free waits
+/// for the push or finish under way, which frees the handle as it returns.
 ///
 /// # Safety
 /// `p` NULL or live, not used afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn frontier_parser_free(p: *mut FrontierParser) {
+    // SAFETY: the caller's contract: NULL or a live handle; no other reference to it lives
+    // (a push or finish under way holds none while its callback runs).
+    if let Some(handle) = unsafe { p.as_mut() } {
+        if handle.state == State::Busy {
+            handle.free_pending = true;
+            return;
+        }
+    }
     // SAFETY: the caller's contract: NULL or a live handle, not used afterwards.
     unsafe { free_handle(p) }
+}
+
+/// Ends a push or finish on `p`: `status`, after freeing the handle if its callback asked.
+///
+/// # Safety
+/// `p` is a live handle with no reference to it alive, not used afterwards if freed.
+unsafe fn settle(p: *mut FrontierParser, status: i32) -> i32 {
+    // SAFETY: the caller's contract.
+    if unsafe { (*p).free_pending } {
+        // SAFETY: as above; the callback gave the handle up.
+        unsafe { free_handle(p) };
+    }
+    status
 }

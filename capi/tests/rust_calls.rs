@@ -515,3 +515,89 @@ fn a_batch_filled_on_several_threads_equals_each_row_filled_alone() {
         frontier_vocab_free(v);
     }
 }
+
+/// What `reenter` saw, calling its own parser back from inside the callback.
+struct Reentry {
+    parser: *mut FrontierParser,
+    free_on_first: bool,
+    events: usize,
+    seen: Vec<(i32, i32, bool, [u8; 32], String)>,
+}
+
+extern "C" fn reenter(user: *mut c_void, _json: *const c_char, _len: usize) {
+    // SAFETY: `user` is the live `Reentry` passed with this callback, and its parser is the one
+    // calling back, live until the free below (which the push under way defers).
+    unsafe {
+        let r = &mut *user.cast::<Reentry>();
+        r.events += 1;
+        if r.free_on_first {
+            if r.events == 1 {
+                frontier_parser_free(r.parser);
+            }
+            return;
+        }
+        let p = r.parser;
+        let pushed = frontier_parser_push(p, b"x".as_ptr(), 1, None, null_mut());
+        let finished = frontier_parser_finish(p, None, null_mut());
+        let mut set = [0xffu8; 32];
+        frontier_parser_allowed(p, set.as_mut_ptr());
+        let message = CStr::from_ptr(frontier_parser_last_error(p))
+            .to_string_lossy()
+            .into_owned();
+        r.seen
+            .push((pushed, finished, frontier_parser_accepting(p), set, message));
+    }
+}
+
+#[test]
+fn a_callback_calling_its_own_parser_back_finds_it_busy() {
+    let input = TOKENS[..4].concat();
+    let mut err = [0u8; 64];
+    // SAFETY: literal strings, a 64-byte buffer; `r` outlives every call that hands it over.
+    unsafe {
+        let p = frontier_parser_new(c"apply_patch".as_ptr(), null(), err.as_mut_ptr().cast(), 64);
+        let mut r = Reentry {
+            parser: p,
+            free_on_first: false,
+            events: 0,
+            seen: Vec::new(),
+        };
+        let user = (&mut r as *mut Reentry).cast::<c_void>();
+        assert_eq!(
+            frontier_parser_push(p, input.as_ptr(), 20, Some(reenter), user),
+            0
+        );
+        assert!(r.events > 0 && r.seen.len() == r.events);
+        let busy = "the parser is busy: called from its own event callback".to_owned();
+        for seen in &r.seen {
+            assert_eq!(seen, &(-1, -1, false, [0; 32], busy.clone()));
+        }
+        // The parser went on where the callback found it: the rest of the patch completes it.
+        let rest = &input[20..];
+        let before = r.events;
+        assert_eq!(
+            frontier_parser_push(p, rest.as_ptr(), rest.len(), Some(reenter), user),
+            0
+        );
+        assert!(r.events > before);
+        assert_eq!(r.seen.last().unwrap().4, busy);
+        assert!(frontier_parser_accepting(p));
+        assert_eq!(frontier_parser_finish(p, Some(reenter), user), 0);
+        frontier_parser_free(p);
+
+        // Freed from its callback: the push under way ends, then frees the handle.
+        let p = frontier_parser_new(c"apply_patch".as_ptr(), null(), err.as_mut_ptr().cast(), 64);
+        let mut r = Reentry {
+            parser: p,
+            free_on_first: true,
+            events: 0,
+            seen: Vec::new(),
+        };
+        let user = (&mut r as *mut Reentry).cast::<c_void>();
+        assert_eq!(
+            frontier_parser_push(p, input.as_ptr(), input.len(), Some(reenter), user),
+            0
+        );
+        assert!(r.events > 1, "the events after the free still arrive");
+    }
+}
