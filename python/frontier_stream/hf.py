@@ -4,12 +4,15 @@
 processor, ``processor(input_ids, scores) -> scores``, once per step with the whole batch.
 The first call's ``input_ids`` are the prompts: what follows them is masked, one
 :class:`~frontier_stream.Matcher` per row. Each later call brings one token per row, which
-that row's matcher takes. A row whose matcher accepted EOS is finished: transformers keeps
-calling with pad tokens there, which are ignored, and its scores are left as they are.
+that row's matcher takes; when beam search has reordered the rows, a row continues the
+matcher of the row whose tokens it extends (copied when two beams share it). A row whose
+matcher accepted EOS is finished: transformers keeps calling with pad tokens there, which are
+ignored, and its scores are left as they are.
 
 ``input_ids`` and ``scores`` may be torch tensors (what ``generate()`` passes), numpy arrays
-or lists (lists work with the standard library alone); torch is never imported here. Scores of refused ids become ``-inf`` in place, and
-ids past the vocabulary's size (a model's logits are often wider) are refused.
+or lists (lists work with the standard library alone); torch is never imported here. Scores
+of refused ids become ``-inf`` in place, and ids past the vocabulary's size (a model's logits
+are often wider) are refused.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ class LogitsProcessor:
         self.mode = mode
         self.matchers: list[Matcher] | None = None
         self._prompt_len = 0
-        self._taken: list[int] = []
+        self._generated: list[list[int]] = []
         self._bitmask: Any = None
 
     def reset(self) -> None:
@@ -47,20 +50,42 @@ class LogitsProcessor:
     def _start(self, rows: list[list[int]]) -> None:
         self.matchers = [Matcher(self.vocab, self.lang, self.mode) for _ in rows]
         self._prompt_len = len(rows[0]) if rows else 0
-        self._taken = [0] * len(rows)
+        self._generated = [[] for _ in rows]
         self._bitmask = allocate_token_bitmask(len(rows), self.vocab)
 
     def _advance(self, rows: list[list[int]]) -> None:
+        """Each row's matcher after its new tokens. A row continues the row of the last call
+        whose generated tokens it extends: the same row, or another one when beam search has
+        reordered the beams (that row's matcher is copied, once per extra use)."""
         assert self.matchers is not None
         if len(rows) != len(self.matchers):
             raise ValueError(
                 f"the batch had {len(self.matchers)} rows and now has {len(rows)}: "
                 "call reset() between generations"
             )
-        for row, (ids, matcher) in enumerate(zip(rows, self.matchers)):
-            new = ids[self._prompt_len + self._taken[row] :]
-            for token in new:
-                self._taken[row] += 1
+        old, old_generated = self.matchers, self._generated
+        by_text: dict[tuple[int, ...], int] = {}
+        for j, generated in enumerate(old_generated):
+            by_text.setdefault(tuple(generated), j)
+        generated_now = [list(ids[self._prompt_len :]) for ids in rows]
+        sources = []
+        for row, generated in enumerate(generated_now):
+            source = self._source(row, generated, old_generated, by_text)
+            if source is None:
+                raise ValueError(
+                    f"row {row} continues no row of the last call (its first "
+                    f"{self._prompt_len} ids are taken as the prompt): call reset() between "
+                    "generations"
+                )
+            sources.append(source)
+        # Copies first, of the matchers as the last call left them; then the new tokens.
+        used = [False] * len(old)
+        matchers: list[Matcher] = []
+        for j, _ in sources:
+            matchers.append(old[j] if not used[j] else old[j].copy())
+            used[j] = True
+        for row, (matcher, (_, known)) in enumerate(zip(matchers, sources)):
+            for token in generated_now[row][known:]:
                 if matcher.is_terminated():
                     continue  # a finished row's pad tokens
                 if not matcher.accept_token(token):
@@ -68,6 +93,26 @@ class LogitsProcessor:
                         f"row {row}: token {token} is outside the language: "
                         "were the scores this processor masked used?"
                     )
+        self.matchers, self._generated = matchers, generated_now
+
+    @staticmethod
+    def _source(
+        row: int,
+        generated: list[int],
+        old_generated: list[list[int]],
+        by_text: dict[tuple[int, ...], int],
+    ) -> tuple[int, int] | None:
+        """The row of the last call that ``generated`` extends and how many of its tokens that
+        row had, or ``None``."""
+        if row < len(old_generated):
+            known = len(old_generated[row])
+            if generated[:known] == old_generated[row]:
+                return row, known
+        for cut in range(len(generated), -1, -1):
+            j = by_text.get(tuple(generated[:cut]))
+            if j is not None:
+                return j, cut
+        return None
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         rows = _rows(input_ids)

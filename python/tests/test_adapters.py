@@ -262,3 +262,39 @@ def test_sglang_backend_takes_the_engines_eos_token_ids():
     with pytest.raises(ValueError, match="refused"):
         backend.dispatch_ebnf("ctl").accept_token(4)
     assert sglang.FrontierGrammarBackend(None, Tokenizer(), 5, None).vocab.eos_ids == [2]
+
+
+def test_transformers_follows_beams_that_beam_search_reorders():
+    # Beam search hands each row the best beams of the last step, in any order: a row may
+    # continue another row's tokens, and two rows the same one.
+    tokens = [b"*** Begin Patch\n", b"*** Add File: a\n", b"+x\n", b"*** End Patch", b"\n"]
+    tokens.append(b"<e>")
+    begin, add, line, end, lf, eos = range(6)
+    vocab = fs.Vocab.from_token_bytes(tokens, eos_ids=[eos])
+    processor = hf.LogitsProcessor(vocab, "apply_patch")
+
+    def step(rows):
+        scores = np.zeros((len(rows), vocab.size), dtype=np.float32)
+        processor(np.array(rows), scores)
+        for row, ids in zip(scores, rows):
+            ref = reference(vocab, ids[1:])
+            if ref.is_terminated():
+                assert (row == 0).all(), "a finished row's scores are left alone"
+                continue
+            allowed = fs.allowed_ids(mask_of(ref, vocab.mask_words), vocab.size)
+            assert (np.isfinite(row) == allowed).all(), ids
+
+    p = [lf]  # the prompt
+    step([p, p])
+    step([p + [begin], p + [begin]])
+    step([p + [begin, add], p + [begin, add]])
+    step([p + [begin, add, line], p + [begin, add, line]])
+    step([p + [begin, add, line, end], p + [begin, add, line, line]])
+    # Both beams now continue the second row (the first row's "*** End Patch" is dropped).
+    step([p + [begin, add, line, line, end], p + [begin, add, line, line, line]])
+    # The rows swap.
+    step([p + [begin, add, line, line, line, end], p + [begin, add, line, line, end, eos]])
+    assert processor.matchers[1].is_terminated() and not processor.matchers[0].is_terminated()
+    with pytest.raises(ValueError, match="continues no row"):
+        stray = np.array([p + [begin] * 7] * 2)
+        processor(stray, np.zeros((2, vocab.size), dtype=np.float32))
