@@ -12,10 +12,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use frontier_core::language::ParserSpec;
 use frontier_core::mask::dynamic::{self, DynGrammar};
+use frontier_core::mask::vocab::TokenKind;
 use frontier_core::mask::vocab::{hf, tiktoken};
 use frontier_core::mask::Vocabulary;
 
@@ -28,6 +29,9 @@ use frontier_core::mask::Vocabulary;
 pub struct Vocab {
     vocab: Arc<Vocabulary>,
     grammars: Mutex<Vec<(ParserSpec, Arc<dyn DynGrammar>)>>,
+    /// The built-in tiktoken encoding and the EOS ids given, when that is what this is: a
+    /// pickle rebuilds it by name (keeping `encode`) instead of from its table.
+    builtin: Option<(String, Option<Vec<u32>>)>,
 }
 
 fn vocab_error(error: impl std::fmt::Display) -> PyErr {
@@ -57,6 +61,7 @@ impl Vocab {
         Vocab {
             vocab: Arc::new(vocab),
             grammars: Mutex::new(Vec::new()),
+            builtin: None,
         }
     }
 
@@ -94,8 +99,16 @@ impl Vocab {
         name: &Bound<'_, PyAny>,
         eos_ids: Option<Vec<Bound<'_, PyAny>>>,
     ) -> PyResult<Vocab> {
+        let given = eos_ids.is_some();
         let eos = token_ids(eos_ids, "EOS")?;
         let loaded = match name.extract::<String>() {
+            Ok(name) if tiktoken::Builtin::from_name(&name).is_some() => {
+                let loaded = py.detach(|| tiktoken::from_name_or_path(&name, &eos));
+                return loaded.map_err(vocab_error).map(|vocab| Vocab {
+                    builtin: Some((name, given.then_some(eos))),
+                    ..Vocab::new(vocab)
+                });
+            }
             Ok(name) => py.detach(|| tiktoken::from_name_or_path(&name, &eos)),
             Err(_) => {
                 let path: PathBuf = name.extract().map_err(|_| {
@@ -234,6 +247,52 @@ impl Vocab {
             )));
         }
         Ok(PyBytes::new(py, self.vocab.bytes(token)))
+    }
+
+    /// Pickling (Ray, Spark and multiprocessing send a vocabulary to their workers this way):
+    /// a built-in tiktoken encoding by name, any other vocabulary as its table (each id's bytes,
+    /// a special token's name, the special and EOS ids), which ``from_token_bytes`` rebuilds
+    /// with the same masks. The grammars compiled over it are not sent: a worker compiles its
+    /// own on first use.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let this = slf.get();
+        let class = slf.get_type();
+        if let Some((name, eos)) = &this.builtin {
+            let args = PyTuple::new(
+                py,
+                [name.into_pyobject(py)?.into_any(), eos.into_pyobject(py)?],
+            )?;
+            return Ok((class.getattr("from_tiktoken")?, args));
+        }
+        let vocab = &this.vocab;
+        let (mut tokens, mut special, mut eos) = (Vec::new(), Vec::new(), Vec::new());
+        for id in 0..vocab.size() {
+            let bytes = match vocab.kind(id) {
+                Some(TokenKind::Normal) => vocab.bytes(id),
+                Some(kind @ (TokenKind::Special | TokenKind::Eos)) => {
+                    if kind == TokenKind::Eos {
+                        eos.push(id);
+                    } else {
+                        special.push(id);
+                    }
+                    vocab.special_name(id).unwrap_or("").as_bytes()
+                }
+                Some(TokenKind::Hole) | None => b"",
+            };
+            tokens.push(PyBytes::new(py, bytes));
+        }
+        let args = PyTuple::new(
+            py,
+            [
+                PyList::new(py, tokens)?.into_any(),
+                special.into_pyobject(py)?,
+                eos.into_pyobject(py)?,
+            ],
+        )?;
+        Ok((class.getattr("from_token_bytes")?, args))
     }
 
     fn __repr__(&self) -> String {

@@ -500,3 +500,25 @@ def test_the_standard_library_alone_allocates_and_reads_bitmasks(vocab, monkeypa
     assert processor([[LF]], scores) is scores
     inf = float("-inf")
     assert scores == [[0.0 if t in (BEGIN, STAR) else inf for t in range(vocab.size + 1)]]
+
+
+def test_a_vocabulary_pickles_for_the_workers_of_a_distributed_engine(vocab, o200k, tmp_path):
+    # Ray, Spark and multiprocessing send arguments to their workers pickled.
+    import pickle
+
+    back = pickle.loads(pickle.dumps(vocab))
+    assert (back.size, back.eos_ids) == (vocab.size, vocab.eos_ids)
+    assert [back.token_bytes(t) for t in range(vocab.size)] == [
+        vocab.token_bytes(t) for t in range(vocab.size)
+    ]
+    for m, n in ((fs.Matcher(vocab, "apply_patch"), fs.Matcher(back, "apply_patch")),):
+        for token in PATCH + [EOS]:
+            assert allowed(m) == allowed(n)
+            assert m.accept_token(token) and n.accept_token(token)
+        assert n.is_terminated()
+    assert not fs.Matcher(back, "apply_patch").accept_token(PAD), "PAD is still special"
+    # A built-in encoding goes by name and keeps its tokenizer (and the EOS ids given).
+    text = "*** Begin Patch\n"
+    assert pickle.loads(pickle.dumps(o200k)).encode(text) == o200k.encode(text)
+    given = fs.Vocab.from_tiktoken("o200k_base", eos_ids=[200018])
+    assert pickle.loads(pickle.dumps(given)).eos_ids == [200018]
