@@ -178,4 +178,12 @@ pub trait ModelSource {
     fn take_usage(&mut self) -> Option<Usage> {
         None
     }
+
+    /// The reasoning the provider streamed for the last turn apart from its output (a
+    /// `reasoning_content` or `reasoning` field, thinking), taken (a second call gives
+    /// `None`); `None` when there was none, as a replayed model never has. The governed loop
+    /// hands it to the context engine with the turn.
+    fn take_reasoning(&mut self) -> Option<String> {
+        None
+    }
 }

@@ -61,7 +61,7 @@ use crate::streams::{Arguments, Call, Event, StreamErrorKind, Summary};
 
 use crate::language::CtlMode;
 
-use super::context::{Caller, ContextLoop};
+use super::context::{separate_reasoning, Caller, ContextLoop};
 use super::model::ModelError;
 use super::provider::{Composed, SentCall, ToolChoice, ToolReply};
 use super::recovery::{Recovery, Transition};
@@ -311,7 +311,7 @@ pub fn run_native(
         }
         if closed {
             // The last call over the hard window: what it said is kept, and the run ends.
-            let text = match &read {
+            let (text, reasoning) = match &read {
                 Ok(read) => {
                     transcript.record(
                         Rec::new("assistant")
@@ -319,12 +319,14 @@ pub fn run_native(
                             .field("output", &read.summary.text)
                             .field("finish", &read.summary.finish_reason),
                     );
-                    read.summary.text.clone()
+                    let reasoning = separate_reasoning(&read.summary.text, &read.summary.reasoning);
+                    (read.summary.text.clone(), reasoning.map(str::to_owned))
                 }
-                Err(_) => String::new(),
+                Err(_) => (String::new(), None),
             };
             let replies = take_replies(&mut executor);
             let mut answer = Answer::new(&mut executor, &mut *model, turn);
+            answer.reasoning = reasoning;
             if let Err(e) = answer.give(&text, &sent, &replies, None) {
                 break context_failed(&mut transcript, turn, &e);
             }
@@ -401,6 +403,7 @@ pub fn run_native(
             (None, None) => None,
         };
         let mut answer = Answer::new(&mut executor, &mut *model, turn);
+        answer.reasoning = separate_reasoning(&summary.text, &summary.reasoning).map(str::to_owned);
         let text = summary.text.as_str();
         let (transition, answered) = if let Some(error) = broken {
             transcript.record(
@@ -491,6 +494,9 @@ struct Answer<'e, 'c, 'm> {
     executor: &'e mut Executor<'c>,
     model: &'m mut dyn NativeSource,
     turn: u32,
+    /// The turn's reasoning, streamed apart from its text ([`separate_reasoning`]), for the
+    /// engine.
+    reasoning: Option<String>,
 }
 
 impl<'e, 'c, 'm> Answer<'e, 'c, 'm> {
@@ -503,11 +509,13 @@ impl<'e, 'c, 'm> Answer<'e, 'c, 'm> {
             executor,
             model,
             turn,
+            reasoning: None,
         }
     }
 
-    /// The turn (its text, the calls that got a reply), the replies, then `note`. An error:
-    /// the context engine failed (running a context tool, or writing its run directory).
+    /// The turn (its text and reasoning, the calls that got a reply), the replies, then
+    /// `note`. An error: the context engine failed (running a context tool, or writing its
+    /// run directory).
     fn give(
         &mut self,
         text: &str,
@@ -520,7 +528,14 @@ impl<'e, 'c, 'm> Answer<'e, 'c, 'm> {
         }
         match self.executor.context.as_mut() {
             Some(context) => context
-                .ingest_native_turn(self.turn, text, sent, replies, note)
+                .ingest_native_turn(
+                    self.turn,
+                    text,
+                    self.reasoning.as_deref(),
+                    sent,
+                    replies,
+                    note,
+                )
                 .map_err(|e| e.to_string()),
             None => {
                 self.model.answer(replies, note);

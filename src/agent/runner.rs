@@ -243,6 +243,9 @@ pub(super) struct Executor<'c> {
     /// Whether the tools are closed (the final call over the hard window): every call is
     /// refused.
     pub(super) tools_closed: bool,
+    /// The reasoning the CTL source streamed for this turn apart from its output
+    /// ([`ModelSource::take_reasoning`]), for the engine.
+    reasoning: Option<String>,
 }
 
 impl<'c> Executor<'c> {
@@ -255,6 +258,7 @@ impl<'c> Executor<'c> {
             context: None,
             context_failed: None,
             tools_closed: false,
+            reasoning: None,
         }
     }
 
@@ -378,15 +382,16 @@ impl<'c> Executor<'c> {
         self.results.push((id, name, status, out.output));
     }
 
-    /// Hands the turn to the context engine, when there is one: the output with its calls,
-    /// their results, then `note`. The results stay for [`Executor::take_results`].
+    /// Hands the turn to the context engine, when there is one: the output with its calls
+    /// and the turn's reasoning, their results, then `note`. The results stay for
+    /// [`Executor::take_results`].
     fn ingest_turn(&mut self, turn: u32, output: &[u8], note: Option<&str>) -> Result<(), String> {
         if let Some(failed) = self.context_failed.take() {
             return Err(failed);
         }
         match self.context.as_mut() {
             Some(context) => context
-                .ingest_turn(turn, output, &self.results, note)
+                .ingest_turn(turn, output, self.reasoning.as_deref(), &self.results, note)
                 .map_err(|e| e.to_string()),
             None => Ok(()),
         }
@@ -689,6 +694,7 @@ pub fn run(
         };
         executor.drain(&mut transcript);
         let usage = model.take_usage();
+        executor.reasoning = model.take_reasoning();
         if let Some(context) = executor.context.as_mut() {
             if let Err(e) = context.after_call(&model.describe(), usage.as_ref()) {
                 break context_failed(&mut transcript, turn, &e.to_string());
@@ -930,7 +936,9 @@ pub(super) fn govern(
 }
 
 /// A follow-up question into the engine, then, in the `cpat` arm, the boundary pass before
-/// its first request (`turn`), in the loop's rendering (both loops).
+/// its first request (`turn`), in the loop's rendering (both loops). The question goes in
+/// first, as in CPAT's loop: the pass tidies for it, and the answered question is no longer
+/// the current one (see [`boundary`]).
 pub(super) fn ask(
     context: &mut ContextLoop,
     config: &Config,

@@ -2,6 +2,12 @@
 //! `cpat` arm, before the first model call for a follow-up question, one ephemeral call lets
 //! the model tidy the context at the boundary between two questions.
 //!
+//! The order is CPAT's: the follow-up is ingested first (`runAgent` calls `ingestUser` and
+//! then `runBoundaryMaintenance`, whose prompt says "a new user message is now in context.
+//! Before answering it, …"), so the pass sees the new question, tidies for it, and can fold
+//! the answered question's turns, which are no longer the current question's
+//! (`protected_current_question` guards the new one). `prompts/boundary.md` says the same.
+//!
 //! The request is the view's blocks, then the boundary prompt (`prompts/boundary.md`, a user
 //! message, second to last), then the manifest, last. Only `context_update` is offered: the
 //! prompt says so (the native loop declares it as the one tool, `pass_native`), and any

@@ -5,8 +5,9 @@
 //! that enters the loop is ingested as a block, journaled in the run directory before it is
 //! used: the system prompt and the task, each turn's output with the calls it made, each
 //! call's result, the runtime's nudges and reports (as runtime reminders, never the current
-//! question). Before every model call the runtime runs the ladder ([`ladder`]), then renders
-//! the view into the request, in one of two renderings of the same view: for the CTL loop
+//! question), and a reply's reasoning (CPAT's `reasoning_trace` while its calls are open).
+//! Before every model call the runtime runs the ladder ([`ladder`]), then renders the view
+//! into the request, in one of two renderings of the same view: for the CTL loop
 //! ([`ContextLoop::request`]: CTL `result` frames for tool messages, in the stream's mode),
 //! for the native loop ([`ContextLoop::composed`]: calls and results under the model's ids,
 //! put in the API's shape by the provider). What the governance calls itself (the
@@ -313,13 +314,15 @@ impl ContextLoop {
             .map(|_| ())
     }
 
-    /// Ingests a turn: the model's output with the calls it made, their results, then `note`
+    /// Ingests a turn: the model's output with the calls it made and its `reasoning` (what
+    /// the source streamed apart from the output, if anything), their results, then `note`
     /// (a nudge of the runtime) if any. An empty output with no calls is left out, as the
     /// plain loop leaves it out.
     pub fn ingest_turn(
         &mut self,
         turn: u32,
         output: &[u8],
+        reasoning: Option<&str>,
         results: &[CallResult],
         note: Option<&str>,
     ) -> Result<(), EngineError> {
@@ -334,16 +337,18 @@ impl ContextLoop {
                 output: String::from_utf8_lossy(out),
             })
             .collect();
-        self.ingest_made(turn, &String::from_utf8_lossy(output), made, note)
+        let text = String::from_utf8_lossy(output);
+        self.ingest_made(turn, &text, reasoning, made, note)
     }
 
-    /// Ingests a native turn: its text with the calls that got a reply (a call the stream
-    /// left incomplete never ran and is not shown as made), each with its arguments as sent,
-    /// their replies, then `note`.
+    /// Ingests a native turn: its text and `reasoning` (streamed apart from the text, if any)
+    /// with the calls that got a reply (a call the stream left incomplete never ran and is
+    /// not shown as made), each with its arguments as sent, their replies, then `note`.
     pub fn ingest_native_turn(
         &mut self,
         turn: u32,
         text: &str,
+        reasoning: Option<&str>,
         calls: &[SentCall],
         replies: &[ToolReply],
         note: Option<&str>,
@@ -362,14 +367,19 @@ impl ContextLoop {
                 })
             })
             .collect();
-        self.ingest_made(turn, text, made, note)
+        self.ingest_made(turn, text, reasoning, made, note)
     }
 
-    /// The one ingestion of a turn, for both loops.
+    /// The one ingestion of a turn, for both loops. The reply's reasoning goes to the engine
+    /// as CPAT's `reasoning_content`: with calls, it becomes an `api_required`
+    /// `reasoning_trace` (and the reply's `api.reasoning_content`, which the view replays)
+    /// until the next reply is ingested; empty reasoning is none (CPAT tests it for
+    /// truthiness).
     fn ingest_made(
         &mut self,
         turn: u32,
         text: &str,
+        reasoning: Option<&str>,
         made: Vec<Made<'_>>,
         note: Option<&str>,
     ) -> Result<(), EngineError> {
@@ -389,7 +399,7 @@ impl ContextLoop {
             self.engine.ingest(Incoming::Assistant {
                 text: text.to_owned(),
                 tool_calls,
-                reasoning: None,
+                reasoning: reasoning.filter(|r| !r.is_empty()).map(str::to_owned),
             })?;
         }
         for m in made {
@@ -560,7 +570,9 @@ impl ContextLoop {
     /// ([`Composed`]). A model id already shown for an earlier call of the view (a model
     /// that reuses its ids) is replaced by the engine's, unique in the run, for the call and
     /// its result, since the APIs pair by id. Chain atomicity keeps every call with its
-    /// result in the view, and this rendering keeps them together.
+    /// result in the view, and this rendering keeps them together. A reply whose reasoning
+    /// trace is open carries its reasoning (the view's `reasoning_content`), which the
+    /// provider replays where its API takes it ([`Composed::Assistant`]).
     pub fn composed(&self) -> Vec<Composed> {
         let view = self.engine.view();
         let mut used: HashSet<String> = HashSet::new();
@@ -590,6 +602,7 @@ impl ContextLoop {
                     Composed::Assistant {
                         text: m.content,
                         calls,
+                        reasoning: m.reasoning_content,
                     }
                 }
                 "tool" => {
@@ -658,6 +671,42 @@ impl ContextLoop {
     }
 }
 
+/// The reasoning a turn streamed apart from its text, for the engine: the stream reader's
+/// `reasoning` (`reasoning_content` or `reasoning` deltas, Anthropic thinking, Responses
+/// reasoning text, and also what the text's `<think>` blocks hold) without the part the
+/// text's `<think>` blocks hold, which stays in the text as streamed (CPAT, too, sees such a
+/// reply as content with its tags and no `reasoning_content`). `None` when nothing is left.
+/// A turn that mixes both in an order other than all inline first or last keeps its
+/// reasoning whole.
+pub fn separate_reasoning<'r>(text: &str, reasoning: &'r str) -> Option<&'r str> {
+    use crate::streams::think::{Side, ThinkSplitter};
+    if reasoning.is_empty() {
+        return None;
+    }
+    let mut inline = Vec::new();
+    {
+        let mut splitter = ThinkSplitter::default();
+        let mut each = |side: Side, bytes: &[u8]| {
+            if side == Side::Reasoning {
+                inline.extend_from_slice(bytes);
+            }
+        };
+        splitter.split(text.as_bytes(), &mut each);
+        splitter.finish(&mut each);
+    }
+    let inline = String::from_utf8_lossy(&inline);
+    let apart = if inline.is_empty() {
+        reasoning
+    } else if let Some(rest) = reasoning.strip_prefix(&*inline) {
+        rest
+    } else if let Some(rest) = reasoning.strip_suffix(&*inline) {
+        rest
+    } else {
+        reasoning
+    };
+    Some(apart).filter(|r| !r.is_empty())
+}
+
 /// The engine's id of a call: unique in the run even when a model reuses its CTL ids.
 fn engine_id(turn: u32, id: &str) -> String {
     format!("t{turn}.{id}")
@@ -667,6 +716,34 @@ fn engine_id(turn: u32, id: &str) -> String {
 mod tests {
     use super::*;
     use crate::context::Pressure;
+
+    #[test]
+    fn reasoning_apart_from_the_text_is_what_the_think_blocks_do_not_hold() {
+        let cases: [(&str, &str, Option<&str>); 7] = [
+            ("answer", "", None),
+            ("answer", "plan the reads", Some("plan the reads")),
+            ("<think>plan</think>answer", "plan", None),
+            (
+                "<think>plan</think>answer",
+                "plan, then field",
+                Some(", then field"),
+            ),
+            (
+                "<think>plan</think>answer",
+                "field, then plan",
+                Some("field, then "),
+            ),
+            ("<think>a</think>x<think>b</think>", "ab", None),
+            ("<think>plan</think>", "other", Some("other")),
+        ];
+        for (text, reasoning, expected) in cases {
+            assert_eq!(
+                separate_reasoning(text, reasoning),
+                expected,
+                "{text:?} {reasoning:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_turn_ignores_a_pressing_report_only_with_task_tools_no_update_and_no_decline() {

@@ -74,6 +74,8 @@ pub struct OpenAi {
     notices: Box<dyn FnMut(&str) + Send>,
     /// The usage the last turn reported.
     usage: Option<Usage>,
+    /// The reasoning the last turn streamed (`reasoning_content` or `reasoning` deltas).
+    reasoning: Option<String>,
 }
 
 impl OpenAi {
@@ -93,6 +95,7 @@ impl OpenAi {
             usage_refused: false,
             notices: Box::new(|notice| eprintln!("frontier: openai: {notice}")),
             usage: None,
+            reasoning: None,
         }
     }
 
@@ -214,6 +217,7 @@ impl OpenAi {
         }
         let answer = parse_completion(&body)?;
         self.usage = answer.usage.and_then(|u| Usage::read(Api::OpenAiChat, &u));
+        self.reasoning = answer.reasoning;
         if let Some(text) = answer.content.filter(|t| !t.is_empty()) {
             let _ = sink(text.as_bytes());
         }
@@ -266,6 +270,13 @@ impl OpenAi {
             let pushed = reader.push(&bytes, &mut |event| state.event(event.data, sink));
             if let Some(usage) = state.usage.take() {
                 self.usage = Some(usage);
+            }
+            if !state.reasoning.is_empty() {
+                let more = std::mem::take(&mut state.reasoning);
+                let kept = self.reasoning.get_or_insert_with(String::new);
+                if kept.len() + more.len() <= MAX_EVENT {
+                    kept.push_str(&more);
+                }
             }
             if let Err(e) = pushed {
                 state.failure = Some(ModelError::Malformed(e.to_string()));
@@ -329,6 +340,8 @@ struct StreamState {
     failure: Option<ModelError>,
     /// The last usage of the right shape an event carried, not yet taken.
     usage: Option<Usage>,
+    /// The reasoning the events carried so far (at most [`MAX_EVENT`] bytes are kept).
+    reasoning: String,
 }
 
 impl StreamState {
@@ -338,10 +351,15 @@ impl StreamState {
                 self.done = true;
                 return ControlFlow::Break(());
             }
-            Ok(Delta::Content(content, reason, usage)) => {
+            Ok(Delta::Content(content, reason, usage, reasoning)) => {
                 // A usage of the wrong shape is ignored, never a failure of the turn.
                 if let Some(usage) = usage.and_then(|u| Usage::read(Api::OpenAiChat, &u)) {
                     self.usage = Some(usage);
+                }
+                if let Some(more) = reasoning {
+                    if self.reasoning.len() + more.len() <= MAX_EVENT {
+                        self.reasoning.push_str(&more);
+                    }
                 }
                 (content, reason)
             }
@@ -382,6 +400,7 @@ impl ModelSource for OpenAi {
         sink: &mut dyn FnMut(&[u8]) -> Flow,
     ) -> Result<Option<Finish>, ModelError> {
         self.usage = None;
+        self.reasoning = None;
         let (exchange, content_type) = self.open(request)?;
         if content_type == "application/json" || content_type.ends_with("+json") {
             self.whole_body(exchange, sink)
@@ -396,5 +415,9 @@ impl ModelSource for OpenAi {
 
     fn take_usage(&mut self) -> Option<Usage> {
         self.usage.take()
+    }
+
+    fn take_reasoning(&mut self) -> Option<String> {
+        self.reasoning.take()
     }
 }

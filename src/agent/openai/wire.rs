@@ -51,9 +51,27 @@ pub(crate) fn usage_refused_notice(code: u16) -> String {
 
 /// What one stream event said.
 pub(super) enum Delta {
-    /// The content, the finish, the `usage` object (the last chunk's, when asked for).
-    Content(Option<String>, Option<Finish>, Option<Value>),
+    /// The content, the finish, the `usage` object (the last chunk's, when asked for), the
+    /// reasoning ([`reasoning_of`]).
+    Content(
+        Option<String>,
+        Option<Finish>,
+        Option<Value>,
+        Option<String>,
+    ),
     Done,
+}
+
+/// The reasoning of a delta or a message: `reasoning_content`, else `reasoning` (the two
+/// names servers use, read as `crate::streams::chat` reads them); a value that is not a
+/// string is no reasoning (it never fails the turn: the loop does not run it).
+fn reasoning_of(value: Option<&Value>) -> Option<String> {
+    let value = value?;
+    ["reasoning_content", "reasoning"]
+        .iter()
+        .find_map(|key| value.get(key).and_then(Value::as_str))
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned)
 }
 
 /// An event's or answer's `usage`, unless absent or null.
@@ -124,13 +142,17 @@ pub(super) fn parse_event(data: &[u8]) -> Result<Delta, ModelError> {
     let usage = usage_of(&value);
     let Some(choice) = first_choice(&value, data, "event")? else {
         // The last event, with usage only and no choices.
-        return Ok(Delta::Content(None, None, usage));
+        return Ok(Delta::Content(None, None, usage, None));
     };
-    let content = text(
-        choice.get("delta").and_then(|d| d.get("content")),
-        "delta.content",
-    )?;
-    Ok(Delta::Content(content, finish_of(choice)?, usage))
+    let delta = choice.get("delta");
+    let content = text(delta.and_then(|d| d.get("content")), "delta.content")?;
+    let reasoning = reasoning_of(delta);
+    Ok(Delta::Content(
+        content,
+        finish_of(choice)?,
+        usage,
+        reasoning,
+    ))
 }
 
 /// What a whole `chat.completion` said.
@@ -141,6 +163,8 @@ pub(super) struct Completion {
     pub finish: Option<Finish>,
     /// Its `usage`.
     pub usage: Option<Value>,
+    /// `choices[0].message.reasoning_content` (or `reasoning`).
+    pub reasoning: Option<String>,
 }
 
 /// A whole `chat.completion`.
@@ -148,14 +172,13 @@ pub(super) fn parse_completion(data: &[u8]) -> Result<Completion, ModelError> {
     let value = parse_json(data, "answer")?;
     let choice = first_choice(&value, data, "answer")?
         .ok_or_else(|| ModelError::Malformed(format!("answer with no choice: {}", shown(data))))?;
-    let content = text(
-        choice.get("message").and_then(|m| m.get("content")),
-        "message.content",
-    )?;
+    let message = choice.get("message");
+    let content = text(message.and_then(|m| m.get("content")), "message.content")?;
     Ok(Completion {
         content,
         finish: finish_of(choice)?,
         usage: usage_of(&value),
+        reasoning: reasoning_of(message),
     })
 }
 
@@ -180,16 +203,38 @@ mod tests {
     }
 
     #[test]
+    fn reasoning_is_read_from_either_field_of_a_delta_or_a_message() {
+        let both = br#"{"choices":[{"index":0,"delta":{"reasoning_content":"a","reasoning":"b"},"finish_reason":null}]}"#;
+        assert!(
+            matches!(parse_event(both), Ok(Delta::Content(None, None, None, Some(r))) if r == "a")
+        );
+        let other = br#"{"choices":[{"index":0,"delta":{"reasoning":"b"},"finish_reason":null}]}"#;
+        assert!(
+            matches!(parse_event(other), Ok(Delta::Content(None, None, None, Some(r))) if r == "b")
+        );
+        let odd = br#"{"choices":[{"index":0,"delta":{"reasoning":7,"content":"x"},"finish_reason":null}]}"#;
+        assert!(matches!(
+            parse_event(odd),
+            Ok(Delta::Content(Some(_), None, None, None))
+        ));
+        let whole = br#"{"choices":[{"index":0,"message":{"content":"x","reasoning_content":"why"},"finish_reason":"stop"}]}"#;
+        assert_eq!(
+            parse_completion(whole).unwrap().reasoning.as_deref(),
+            Some("why")
+        );
+    }
+
+    #[test]
     fn an_empty_finish_reason_is_no_finish() {
         let chunk = br#"{"choices":[{"index":0,"delta":{"content":"call"},"finish_reason":""}]}"#;
         assert!(matches!(
             parse_event(chunk),
-            Ok(Delta::Content(Some(c), None, None)) if c == "call"
+            Ok(Delta::Content(Some(c), None, None, None)) if c == "call"
         ));
         let last = br#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#;
         assert!(matches!(
             parse_event(last),
-            Ok(Delta::Content(None, Some(Finish::Stop), None))
+            Ok(Delta::Content(None, Some(Finish::Stop), None, None))
         ));
         let odd = br#"{"choices":[{"index":0,"delta":{},"finish_reason":"content_filter"}]}"#;
         assert!(matches!(parse_event(odd), Err(ModelError::Server(_))));
@@ -198,14 +243,14 @@ mod tests {
     #[test]
     fn the_usage_of_an_event_or_a_whole_answer_is_read_when_not_null() {
         let usage = br#"{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2}}"#;
-        let Ok(Delta::Content(None, None, Some(u))) = parse_event(usage) else {
+        let Ok(Delta::Content(None, None, Some(u), None)) = parse_event(usage) else {
             panic!("a usage chunk");
         };
         assert_eq!(u["prompt_tokens"], 10);
         let null = br#"{"choices":[{"index":0,"delta":{"content":"x"}}],"usage":null}"#;
         assert!(matches!(
             parse_event(null),
-            Ok(Delta::Content(Some(_), None, None))
+            Ok(Delta::Content(Some(_), None, None, None))
         ));
         let whole = br#"{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":7}}"#;
         let usage = parse_completion(whole).unwrap().usage;

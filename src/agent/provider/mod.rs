@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::context::separate_reasoning;
 use super::http::{self, Exchange, Head, HeadError, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
 use super::native::{ComposedRequest, NativeSource, NativeTurn};
@@ -159,6 +160,9 @@ pub struct Provider {
     calls: Vec<SentCall>,
     /// The usage the last CTL turn reported (a native turn's is in its summary).
     usage: Option<Usage>,
+    /// The reasoning the last CTL turn streamed apart from its text (a native turn's is in
+    /// its summary).
+    reasoning: Option<String>,
 }
 
 /// The HTTP side: one request with its retries, one body into a stream reader.
@@ -195,6 +199,7 @@ impl Provider {
             said: String::new(),
             calls: Vec::new(),
             usage: None,
+            reasoning: None,
         }
     }
 
@@ -431,6 +436,7 @@ impl ModelSource for Provider {
         }
         let model = self.client.config.model.clone();
         self.usage = None;
+        self.reasoning = None;
         let exchange = self.client.open(&|field| {
             conversation.body(&model, request.max_tokens, field.name(), &[], ToolMode::Ctl)
         })?;
@@ -444,6 +450,8 @@ impl ModelSource for Provider {
         };
         let turn = self.client.read(exchange, &mut on_event, &|| stopped.get());
         self.usage.clone_from(&turn.summary.usage);
+        self.reasoning =
+            separate_reasoning(&turn.summary.text, &turn.summary.reasoning).map(str::to_owned);
         if stopped.get() {
             return Ok(Some(Finish::Stop));
         }
@@ -456,6 +464,10 @@ impl ModelSource for Provider {
 
     fn take_usage(&mut self) -> Option<Usage> {
         self.usage.take()
+    }
+
+    fn take_reasoning(&mut self) -> Option<String> {
+        self.reasoning.take()
     }
 }
 

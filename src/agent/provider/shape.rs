@@ -107,6 +107,11 @@ pub enum Composed {
         text: String,
         /// Its calls.
         calls: Vec<SentCall>,
+        /// The reasoning the view replays with it (the engine's `api.reasoning_content`: a
+        /// reply that called tools, while its chain is open). Chat sends it as the message's
+        /// `reasoning_content`; Responses and Anthropic do not replay it (see
+        /// [`Conversation::assistant_with_reasoning`]).
+        reasoning: Option<String>,
     },
     /// One call's result, paired by id with a call of an assistant message before it.
     Result(ToolReply),
@@ -161,8 +166,12 @@ impl Conversation {
             match m {
                 Composed::System(_) => {}
                 Composed::User(text) => conversation.user(text),
-                Composed::Assistant { text, calls: made } => {
-                    conversation.assistant(text, made);
+                Composed::Assistant {
+                    text,
+                    calls: made,
+                    reasoning,
+                } => {
+                    conversation.assistant_with_reasoning(text, made, reasoning.as_deref());
                     calls.clone_from(made);
                 }
                 Composed::Result(reply) => replies.push(reply.clone()),
@@ -192,6 +201,23 @@ impl Conversation {
 
     /// The assistant's turn: its text and the calls it made; nothing when both are empty.
     pub fn assistant(&mut self, text: &str, calls: &[SentCall]) {
+        self.assistant_with_reasoning(text, calls, None);
+    }
+
+    /// [`Conversation::assistant`] with the reasoning to replay with it, if any. Chat sends it
+    /// as the assistant message's `reasoning_content` (the field DeepSeek-style servers read
+    /// back during a tool-call chain, and Qwen-style chat templates render). Responses and
+    /// Anthropic leave it out: a Responses reasoning item is replayed only as the encrypted
+    /// item the server returned, which the stream reader does not keep (the requests send
+    /// `store: false`), and an Anthropic thinking block only with its `signature`, which the
+    /// reader does not keep either (and frontier's requests do not enable extended thinking,
+    /// so the API does not ask for it back).
+    pub fn assistant_with_reasoning(
+        &mut self,
+        text: &str,
+        calls: &[SentCall],
+        reasoning: Option<&str>,
+    ) {
         if text.is_empty() && calls.is_empty() {
             return;
         }
@@ -207,6 +233,9 @@ impl Conversation {
                         json!(text)
                     },
                 );
+                if let Some(reasoning) = reasoning.filter(|r| !r.is_empty()) {
+                    message.insert("reasoning_content".into(), json!(reasoning));
+                }
                 if !calls.is_empty() {
                     let calls: Vec<Value> = calls
                         .iter()
@@ -624,10 +653,12 @@ mod tests {
             Composed::Assistant {
                 text: "summary".into(),
                 calls: Vec::new(),
+                reasoning: None,
             },
             Composed::Assistant {
                 text: String::new(),
                 calls: calls.clone(),
+                reasoning: Some("think first".into()),
             },
             Composed::Result(reply("c1")),
             Composed::Result(reply("c2")),
@@ -644,6 +675,9 @@ mod tests {
             roles,
             ["user", "assistant", "assistant", "tool", "tool", "user"]
         );
+        // The reasoning replayed on its message only, and on Chat only.
+        assert_eq!(chat.items()[2]["reasoning_content"], "think first");
+        assert!(chat.items()[1].get("reasoning_content").is_none());
         let body = chat.body("m", 10, "max_tokens", &[], ToolMode::Native);
         assert_eq!(
             body["messages"][0],
@@ -684,6 +718,10 @@ mod tests {
         assert_eq!(types(1), ["text", "tool_use", "tool_use"]);
         assert_eq!(types(2), ["tool_result", "tool_result", "text"]);
         assert_eq!(items[2]["content"][2]["text"], "manifest");
+        for other in [&responses, &anthropic] {
+            let text = serde_json::to_string(other.items()).unwrap();
+            assert!(!text.contains("think first"), "{text}");
+        }
         // Offered no tool, it declares the ones its history used, closed.
         let body = anthropic.body("m", 10, "max_tokens", &[], ToolMode::Native);
         assert_eq!(body["tool_choice"], json!({"type": "none"}));
