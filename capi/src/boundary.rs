@@ -149,6 +149,30 @@ pub unsafe fn c_text<'a>(text: *const c_char, what: &str) -> Result<&'a str, Str
         .map_err(|_| format!("{what} is not valid UTF-8"))
 }
 
+/// Reads the C string `text` as a file path, named `what` in the errors: NULL is an error; on
+/// Unix any bytes are a path (file names need not be UTF-8), elsewhere it must be UTF-8.
+///
+/// # Safety
+/// `text` is NULL or points to a NUL-terminated string that outlives `'a`.
+pub unsafe fn c_path<'a>(text: *const c_char, what: &str) -> Result<&'a std::path::Path, String> {
+    if text.is_null() {
+        return Err(format!("{what} is NULL"));
+    }
+    // SAFETY: non-NULL, and the caller guarantees a NUL-terminated string living for 'a.
+    let bytes = unsafe { CStr::from_ptr(text) }.to_bytes();
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(std::path::Path::new(std::ffi::OsStr::from_bytes(bytes)))
+    }
+    #[cfg(not(unix))]
+    {
+        std::str::from_utf8(bytes)
+            .map(std::path::Path::new)
+            .map_err(|_| format!("{what} is not valid UTF-8"))
+    }
+}
+
 /// The C array `data` of `len` elements, named `what` in the errors. NULL is allowed only with
 /// `len == 0` (an empty array).
 ///

@@ -2,13 +2,12 @@
 //! thread (the handle holds an `Arc`; each matcher holds another).
 
 use std::ffi::c_char;
-use std::path::Path;
 use std::sync::Arc;
 
 use frontier_core::mask::vocab::{hf, tiktoken};
 use frontier_core::mask::Vocabulary;
 
-use crate::boundary::{c_slice, c_text, free_handle, guard, write_message};
+use crate::boundary::{c_path, c_slice, free_handle, guard, write_message};
 
 /// An opaque vocabulary handle.
 pub struct FrontierVocab {
@@ -126,8 +125,8 @@ pub unsafe extern "C" fn frontier_vocab_from_tokenizer_json(
 ) -> *mut FrontierVocab {
     let result = guard(|| {
         // SAFETY: the caller's contract on `path`.
-        let path = unsafe { c_text(path, "path")? };
-        hf::from_file(Path::new(path), &[]).map_err(|e| format!("{path}: {e}"))
+        let path = unsafe { c_path(path, "path")? };
+        hf::from_file(path, &[]).map_err(|e| format!("{}: {e}", path.display()))
     });
     // SAFETY: the caller's contract on `err`.
     unsafe { handle_or_null(result, err, err_len) }
@@ -149,8 +148,13 @@ pub unsafe extern "C" fn frontier_vocab_from_tiktoken(
 ) -> *mut FrontierVocab {
     let result = guard(|| {
         // SAFETY: the caller's contract on `name`.
-        let name = unsafe { c_text(name, "name")? };
-        tiktoken::from_name_or_path(name, &[]).map_err(|e| e.to_string())
+        let path = unsafe { c_path(name, "name")? };
+        match path.to_str() {
+            Some(name) => tiktoken::from_name_or_path(name, &[]),
+            // Not UTF-8, so no built-in name: a rank file's path (file names are bytes).
+            None => tiktoken::from_path(path, &[]),
+        }
+        .map_err(|e| e.to_string())
     });
     // SAFETY: the caller's contract on `err`.
     unsafe { handle_or_null(result, err, err_len) }
@@ -253,6 +257,23 @@ mod tests {
             assert_eq!((*v).vocab.bytes(2), b"ab");
             assert_eq!((*v).vocab.eos(), &[3]);
             frontier_vocab_free(v);
+        }
+        // A file name need not be UTF-8: the path is its bytes.
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            let odd = dir.join(std::ffi::OsStr::from_bytes(b"r\xffnk.tiktoken"));
+            std::fs::copy(&path, &odd).unwrap();
+            let c_odd = std::ffi::CString::new(odd.as_os_str().as_bytes()).unwrap();
+            // SAFETY: a NUL-terminated path; no error buffer.
+            let v =
+                unsafe { frontier_vocab_from_tiktoken(c_odd.as_ptr(), std::ptr::null_mut(), 0) };
+            assert!(!v.is_null());
+            // SAFETY: `v` is a live handle from above, freed once.
+            unsafe {
+                assert_eq!(frontier_vocab_size(v), 4);
+                frontier_vocab_free(v);
+            }
         }
         std::fs::write(&path, "YQ== 0\nYg== 0\n").unwrap();
         // SAFETY: as above, with a 128-byte error buffer.
