@@ -5,12 +5,15 @@
 //! every language and mode (whole, cut and broken), with the refused token checked against the
 //! parser's own error.
 
+mod mask_support;
+
 use std::sync::Arc;
 
 use frontier::contract::PushParser;
 use frontier::ctl::Limits;
 use frontier::language::{ParserSpec, ParserVisitor};
 use frontier::mask::{dynamic, MaskError, TokenKind, Vocabulary};
+use mask_support::Rng;
 
 /// The mask of `parser`'s state by definition.
 fn parser_mask<P: PushParser>(vocab: &Vocabulary, parser: &P) -> Vec<u32> {
@@ -160,23 +163,6 @@ fn tokens_longer_than_the_short_rows_are_judged_on_all_their_bytes() {
             max_arg: 650,
         });
     walk(&spec, &vocab, &stream, "ctl strict small limits");
-}
-
-/// A small xorshift generator: deterministic by seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 fn corpus(dirs: &[&str]) -> Vec<Vec<u8>> {

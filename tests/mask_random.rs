@@ -14,23 +14,7 @@ use frontier::ctl::Limits;
 use frontier::language::{ParserSpec, ParserVisitor};
 use frontier::mask::{CompiledGrammar, Vocabulary};
 use frontier::recognizer::Recognizer;
-
-/// A small xorshift generator: the test is deterministic by seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use mask_support::Rng;
 
 fn corpus_texts() -> Vec<Vec<u8>> {
     let mut out = Vec::new();

@@ -205,3 +205,23 @@ pub fn greedy_tokenize(vocab: &Vocabulary, bytes: &[u8]) -> Vec<u32> {
     }
     out
 }
+
+/// A small xorshift generator, so that a random test is deterministic by its seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// A number below `n` (not 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
