@@ -451,3 +451,38 @@ fn an_item_that_is_not_an_object_has_no_op() {
         );
     }
 }
+
+/// A reply with tool calls and an empty reasoning makes no trace (CPAT tests
+/// `reasoning_content` for truth); a non-empty one makes CPAT's `api_required` trace.
+#[test]
+fn an_empty_reasoning_makes_no_trace() {
+    use frontier::context::block::{FunctionCall, Kind, ToolCall, Visibility};
+    let call = |id: &str| ToolCall {
+        id: id.into(),
+        kind: "function".into(),
+        function: FunctionCall {
+            name: "read_file".into(),
+            arguments: r#"{"path":"a.txt"}"#.into(),
+        },
+    };
+    let mut engine = Engine::in_memory(Config::default());
+    let empty = engine
+        .ingest(Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![call("c1")],
+            reasoning: Some(String::new()),
+        })
+        .unwrap();
+    assert_eq!(empty.len(), 1, "{empty:?}");
+    let made = engine
+        .ingest(Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![call("c2")],
+            reasoning: Some("read a.txt first".into()),
+        })
+        .unwrap();
+    assert_eq!(made.len(), 2, "{made:?}");
+    let trace = engine.store().get(&made[1]).unwrap();
+    assert_eq!(trace.kind, Kind::ReasoningTrace);
+    assert_eq!(trace.visibility, Visibility::ApiRequired);
+}

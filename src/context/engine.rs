@@ -138,7 +138,8 @@ pub enum Message {
         text: String,
         /// Its tool calls.
         tool_calls: Vec<ToolCall>,
-        /// Its reasoning, kept as a trace while its calls are open.
+        /// Its reasoning, kept as a trace while its calls are open (an empty one makes no
+        /// trace: CPAT tests `reasoning_content` for truth).
         reasoning: Option<String>,
     },
     /// A tool's result.
@@ -569,7 +570,7 @@ impl Engine {
                     });
                 }
                 match reasoning {
-                    Some(r) if open => {
+                    Some(r) if open && !r.is_empty() => {
                         if let Some(api) = b.api.as_mut() {
                             api.reasoning_content = Some(r.clone());
                         }
