@@ -270,6 +270,21 @@ fn rollback_restores_and_refuses_past_the_history() {
     assert_eq!(snapshot(&none), start);
 }
 
+/// Any depth is a bound, not an allocation: a matcher told to keep `usize::MAX` tokens starts
+/// (it used to abort reserving them all) and keeps every token it takes.
+#[test]
+fn a_matcher_of_any_depth_starts_and_keeps_what_it_takes() {
+    let grammar = grammar();
+    let mut deep = grammar.matcher_with_history(usize::MAX);
+    let start = snapshot(&deep);
+    for token in [CALL, SP, C1, SP, READ, LF] {
+        deep.consume(token).unwrap();
+    }
+    assert_eq!(deep.history_len(), 6);
+    deep.rollback(6).unwrap();
+    assert_eq!(snapshot(&deep), start);
+}
+
 #[test]
 fn validate_tokens_counts_the_accepted_prefix_and_changes_nothing() {
     let grammar = grammar();

@@ -22,6 +22,9 @@ use super::MaskError;
 /// The rollback depth a matcher keeps unless told otherwise: the last 32 tokens.
 pub const DEFAULT_HISTORY: usize = 32;
 
+/// The most rollback entries a new matcher reserves room for up front.
+pub const RESERVED_HISTORY: usize = 256;
+
 /// The memory a grammar's mask cache may use unless told otherwise: 64 MiB, which is 2,683
 /// masks of a 200,019-id vocabulary and 5,353 of a 100,277-id one.
 pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
@@ -124,13 +127,16 @@ impl<R: Recognizer> CompiledGrammar<R> {
         self.matcher_with_history(DEFAULT_HISTORY)
     }
 
-    /// A matcher at the start, keeping `depth` tokens of rollback.
+    /// A matcher at the start, keeping `depth` tokens of rollback. Room for up to
+    /// [`RESERVED_HISTORY`] of them is taken at once (a matcher that keeps the default never
+    /// allocates again); a deeper history grows as tokens arrive, so any `depth`, even
+    /// `usize::MAX`, is a bound and not an allocation.
     pub fn matcher_with_history(self: &Arc<Self>, depth: usize) -> Matcher<R> {
         Matcher {
             grammar: Arc::clone(self),
             state: self.initial,
             terminated: false,
-            history: VecDeque::with_capacity(depth),
+            history: VecDeque::with_capacity(depth.min(RESERVED_HISTORY)),
             depth,
         }
     }
