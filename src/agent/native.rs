@@ -61,7 +61,7 @@ use crate::streams::{Arguments, Call, Event, StreamErrorKind, Summary};
 
 use crate::language::CtlMode;
 
-use super::context::{separate_reasoning, Caller, ContextLoop};
+use super::context::{Caller, ContextLoop};
 use super::model::ModelError;
 use super::provider::{Composed, SentCall, ToolChoice, ToolReply};
 use super::recovery::{Recovery, Transition};
@@ -181,6 +181,14 @@ pub(crate) fn tool_call(call: &Call) -> Result<ToolCall, String> {
         name: call.name.clone(),
         args,
     })
+}
+
+/// The reasoning a turn streamed apart from its text ([`Summary::reasoning_apart`]), for the
+/// engine; `None` when there was none.
+pub(super) fn apart(summary: &Summary) -> Option<String> {
+    Some(&summary.reasoning_apart)
+        .filter(|r| !r.is_empty())
+        .cloned()
 }
 
 /// Runs a native-tools session until the task is done, a budget is spent or the model
@@ -319,8 +327,7 @@ pub fn run_native(
                             .field("output", &read.summary.text)
                             .field("finish", &read.summary.finish_reason),
                     );
-                    let reasoning = separate_reasoning(&read.summary.text, &read.summary.reasoning);
-                    (read.summary.text.clone(), reasoning.map(str::to_owned))
+                    (read.summary.text.clone(), apart(&read.summary))
                 }
                 Err(_) => (String::new(), None),
             };
@@ -403,7 +410,7 @@ pub fn run_native(
             (None, None) => None,
         };
         let mut answer = Answer::new(&mut executor, &mut *model, turn);
-        answer.reasoning = separate_reasoning(&summary.text, &summary.reasoning).map(str::to_owned);
+        answer.reasoning = apart(summary);
         let text = summary.text.as_str();
         let (transition, answered) = if let Some(error) = broken {
             transcript.record(
@@ -494,8 +501,7 @@ struct Answer<'e, 'c, 'm> {
     executor: &'e mut Executor<'c>,
     model: &'m mut dyn NativeSource,
     turn: u32,
-    /// The turn's reasoning, streamed apart from its text ([`separate_reasoning`]), for the
-    /// engine.
+    /// The turn's reasoning, streamed apart from its text ([`apart`]), for the engine.
     reasoning: Option<String>,
 }
 

@@ -20,7 +20,6 @@ use std::sync::Arc;
 use clap::Subcommand;
 use serde_json::{json, Value};
 
-use frontier::agent::context::vocab::VocabCounter;
 use frontier::context::block::Block;
 use frontier::context::case;
 use frontier::context::durable;
@@ -117,11 +116,7 @@ fn run_counter(dir: &Path) -> Result<Arc<dyn TokenCounter>, String> {
     let Some(name) = recorded.as_deref().and_then(|n| n.strip_prefix("vocab:")) else {
         return Ok(Arc::new(CpatEstimator));
     };
-    let vocab = super::mask::load_vocab(&OsString::from(name), &[])?;
-    if !vocab.has_encoder() {
-        return Err(format!("--vocab {name}: no tokenizer to count tokens with"));
-    }
-    Ok(Arc::new(VocabCounter::new(Arc::new(vocab), name)))
+    super::mask::vocab_counter(&OsString::from(name))
 }
 
 fn replay_run(dir: &Path) -> Result<i32, String> {

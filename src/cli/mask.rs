@@ -26,6 +26,8 @@ use std::time::Instant;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use frontier::agent::context::vocab::VocabCounter;
+use frontier::context::tokens::TokenCounter;
 use frontier::language::ParserSpec;
 use frontier::mask::vocab::hf::{self, EosSpec};
 use frontier::mask::vocab::tiktoken;
@@ -234,6 +236,23 @@ pub(super) fn load_vocab(name: &OsString, eos: &[u32]) -> Result<Vocabulary, Str
     loaded.map_err(|e| format!("--vocab {}: {e}", display::path(name)))
 }
 
+/// The vocabulary `VOCAB` names ([`load_vocab`]) as the token counter of a governed run
+/// (`frontier run --vocab`, and `frontier context replay` of such a run): it must have a
+/// tokenizer to count text with.
+pub(super) fn vocab_counter(name: &OsString) -> Result<Arc<dyn TokenCounter>, String> {
+    let vocab = load_vocab(name, &[])?;
+    if !vocab.has_encoder() {
+        return Err(format!(
+            "--vocab {}: no tokenizer to count tokens with",
+            display::path(name)
+        ));
+    }
+    Ok(Arc::new(VocabCounter::new(
+        Arc::new(vocab),
+        &name.to_string_lossy(),
+    )))
+}
+
 /// Whether the file at `path` starts with a `.tiktoken` rank line, `base64 SP rank` (a
 /// `tokenizer.json` starts with `{`). An unreadable file is not one (its loader says why).
 fn is_rank_file(path: &Path) -> bool {
@@ -243,14 +262,7 @@ fn is_rank_file(path: &Path) -> bool {
         return false;
     };
     let line = head[..n].split(|&b| b == b'\n').next().unwrap_or(&[]);
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let base64 = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=');
-    match line.iter().position(|&b| b == b' ') {
-        Some(sp) if sp < line.len() - 1 => {
-            line[..sp].iter().all(base64) && line[sp + 1..].iter().all(u8::is_ascii_digit)
-        }
-        _ => false,
-    }
+    tiktoken::is_rank_line(line.strip_suffix(b"\r").unwrap_or(line))
 }
 
 /// The ids of the file: any JSON array of non-negative integers (an id past the vocabulary,

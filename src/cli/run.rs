@@ -9,9 +9,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use std::sync::Arc;
-
-use frontier::agent::context::vocab::VocabCounter;
 use frontier::agent::context::{Arm, Ladder, Settings};
 use frontier::agent::openai::{OpenAi, OpenAiConfig};
 use frontier::agent::provider::{Provider, ProviderConfig, ToolMode};
@@ -197,14 +194,7 @@ impl ContextArgs {
             compact_ratio: self.compact_ratio,
         };
         if let Some(name) = &self.vocab {
-            let vocab = super::mask::load_vocab(name, &[])?;
-            if !vocab.has_encoder() {
-                return Err(format!(
-                    "--vocab {}: no tokenizer to count tokens with",
-                    display::path(name)
-                ));
-            }
-            settings.tokens = Arc::new(VocabCounter::new(Arc::new(vocab), &name.to_string_lossy()));
+            settings.tokens = super::mask::vocab_counter(name)?;
         }
         Ok(Some(settings))
     }

@@ -83,10 +83,14 @@ fn push_js_string(out: &mut String, raw: &str) {
         out.push_str(raw);
         return;
     }
-    let Ok(text) = serde_json::from_str::<String>(raw) else {
-        out.push_str(raw);
-        return;
-    };
+    match serde_json::from_str::<String>(raw) {
+        Ok(text) => push_js_text(out, &text),
+        Err(_) => out.push_str(raw),
+    }
+}
+
+/// Appends `text` as `JSON.stringify` writes a string ([`push_js_string`]'s escapes).
+fn push_js_text(out: &mut String, text: &str) {
     out.push('"');
     for c in text.chars() {
         match c {
@@ -138,20 +142,20 @@ pub fn remove_members(text: &str, drop: &[String]) -> Result<String, NotAnObject
     if s.get(i) != Some(&b'{') {
         return Err(NotAnObject::NotObject);
     }
-    // (decoded key, raw key, raw value); a repeated key keeps its first place, its last value.
-    let mut members: Vec<(String, &str, &str)> = Vec::new();
+    // (decoded key, raw value); a repeated key keeps its first place, its last value.
+    let mut members: Vec<(String, &str)> = Vec::new();
     i = skip_ws(s, i + 1);
     while s.get(i) == Some(&b'"') {
         let key_end = string_end(s, i);
-        let raw_key = &text[i..key_end];
-        let key: String = serde_json::from_str(raw_key).map_err(|_| NotAnObject::NotJson)?;
+        let key: String =
+            serde_json::from_str(&text[i..key_end]).map_err(|_| NotAnObject::NotJson)?;
         i = skip_ws(s, key_end) + 1; // the colon
         i = skip_ws(s, i);
         let end = value_end(s, i);
         let raw_value = &text[i..end];
         match members.iter_mut().find(|m| m.0 == key) {
-            Some(m) => m.2 = raw_value,
-            None => members.push((key, raw_key, raw_value)),
+            Some(m) => m.1 = raw_value,
+            None => members.push((key, raw_value)),
         }
         i = skip_ws(s, end);
         if s.get(i) == Some(&b',') {
@@ -161,7 +165,7 @@ pub fn remove_members(text: &str, drop: &[String]) -> Result<String, NotAnObject
     let mut out = String::with_capacity(text.len());
     out.push('{');
     let mut first = true;
-    for (key, raw_key, raw_value) in &members {
+    for (key, raw_value) in &members {
         if drop.iter().any(|d| d == key) {
             continue;
         }
@@ -169,7 +173,7 @@ pub fn remove_members(text: &str, drop: &[String]) -> Result<String, NotAnObject
             out.push(',');
         }
         first = false;
-        push_js_string(&mut out, raw_key);
+        push_js_text(&mut out, key);
         out.push(':');
         push_compact(&mut out, raw_value);
     }

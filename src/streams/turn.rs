@@ -86,8 +86,13 @@ pub struct Summary {
     pub malformed: Vec<PartialCall>,
     /// The assistant text as streamed (`<think>` tags kept).
     pub text: String,
-    /// The reasoning text.
+    /// The reasoning text: the provider's reasoning fields and the text's `<think>` blocks.
     pub reasoning: String,
+    /// The part of [`reasoning`](Self::reasoning) the provider streamed apart from the text
+    /// (`reasoning_content` or `reasoning` deltas, thinking, Responses reasoning), without
+    /// what the text's `<think>` blocks hold, which stays in the text as streamed: what an
+    /// API replays as the reply's own reasoning field.
+    pub reasoning_apart: String,
     /// Why reading stopped early: bad input or an error event.
     pub error: Option<StreamError>,
     /// Events of types this reader does not know, skipped.
@@ -193,7 +198,10 @@ impl Turn {
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), StreamError> {
         // The splitter cuts at ASCII tags, so each side is whole UTF-8.
-        self.reasoning(&String::from_utf8_lossy(&split.reasoning), on_event)?;
+        if !split.reasoning.is_empty() {
+            let inline = String::from_utf8_lossy(&split.reasoning);
+            self.keep(Kept::Reasoning, &inline, on_event)?;
+        }
         self.ctl_text(&split.answer, on_event)
     }
 
@@ -217,7 +225,7 @@ impl Turn {
             })
     }
 
-    /// A piece of reasoning.
+    /// A piece of reasoning the provider streamed in its own field (kept apart too).
     pub fn reasoning(
         &mut self,
         text: &str,
@@ -226,7 +234,9 @@ impl Turn {
         if text.is_empty() {
             return Ok(());
         }
-        self.keep(Kept::Reasoning, text, on_event)
+        self.keep(Kept::Reasoning, text, on_event)?;
+        self.summary.reasoning_apart.push_str(text);
+        Ok(())
     }
 
     /// Appends `more` to the text or the reasoning kept so far, within
@@ -364,5 +374,57 @@ impl Turn {
             self.report(open, true)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reasoning kept apart is what the provider streamed in its own field, whichever
+    /// side of the text it came, never what the text's `<think>` blocks hold.
+    #[test]
+    fn reasoning_apart_is_what_the_think_blocks_do_not_hold() {
+        // (text, the field's reasoning, the field first, reasoning apart)
+        let cases = [
+            ("answer", "", false, ""),
+            ("answer", "plan the reads", false, "plan the reads"),
+            ("<think>plan</think>answer", "", false, ""),
+            (
+                "<think>plan</think>answer",
+                ", then field",
+                false,
+                ", then field",
+            ),
+            (
+                "<think>plan</think>answer",
+                "field, then ",
+                true,
+                "field, then ",
+            ),
+            ("<think>a</think>x<think>b</think>", "", false, ""),
+            ("<think>plan</think>", "other", false, "other"),
+        ];
+        for (text, field, first, apart) in cases {
+            let mut turn = Turn::new(Limits::default(), None);
+            let mut events = |_: Event<'_>| {};
+            if first {
+                turn.reasoning(field, &mut events).unwrap();
+            }
+            turn.text(text, &mut events).unwrap();
+            if !first {
+                turn.reasoning(field, &mut events).unwrap();
+            }
+            turn.finish(&mut events).unwrap();
+            assert_eq!(turn.summary.reasoning_apart, apart, "{text:?} {field:?}");
+            assert_eq!(turn.summary.reasoning.len() - apart.len(), {
+                let inline: usize = text
+                    .split("<think>")
+                    .skip(1)
+                    .map(|t| t.split("</think>").next().unwrap().len())
+                    .sum();
+                inline
+            });
+        }
     }
 }

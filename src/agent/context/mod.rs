@@ -671,42 +671,6 @@ impl ContextLoop {
     }
 }
 
-/// The reasoning a turn streamed apart from its text, for the engine: the stream reader's
-/// `reasoning` (`reasoning_content` or `reasoning` deltas, Anthropic thinking, Responses
-/// reasoning text, and also what the text's `<think>` blocks hold) without the part the
-/// text's `<think>` blocks hold, which stays in the text as streamed (CPAT, too, sees such a
-/// reply as content with its tags and no `reasoning_content`). `None` when nothing is left.
-/// A turn that mixes both in an order other than all inline first or last keeps its
-/// reasoning whole.
-pub fn separate_reasoning<'r>(text: &str, reasoning: &'r str) -> Option<&'r str> {
-    use crate::streams::think::{Side, ThinkSplitter};
-    if reasoning.is_empty() {
-        return None;
-    }
-    let mut inline = Vec::new();
-    {
-        let mut splitter = ThinkSplitter::default();
-        let mut each = |side: Side, bytes: &[u8]| {
-            if side == Side::Reasoning {
-                inline.extend_from_slice(bytes);
-            }
-        };
-        splitter.split(text.as_bytes(), &mut each);
-        splitter.finish(&mut each);
-    }
-    let inline = String::from_utf8_lossy(&inline);
-    let apart = if inline.is_empty() {
-        reasoning
-    } else if let Some(rest) = reasoning.strip_prefix(&*inline) {
-        rest
-    } else if let Some(rest) = reasoning.strip_suffix(&*inline) {
-        rest
-    } else {
-        reasoning
-    };
-    Some(apart).filter(|r| !r.is_empty())
-}
-
 /// The engine's id of a call: unique in the run even when a model reuses its CTL ids.
 fn engine_id(turn: u32, id: &str) -> String {
     format!("t{turn}.{id}")
@@ -716,34 +680,6 @@ fn engine_id(turn: u32, id: &str) -> String {
 mod tests {
     use super::*;
     use crate::context::Pressure;
-
-    #[test]
-    fn reasoning_apart_from_the_text_is_what_the_think_blocks_do_not_hold() {
-        let cases: [(&str, &str, Option<&str>); 7] = [
-            ("answer", "", None),
-            ("answer", "plan the reads", Some("plan the reads")),
-            ("<think>plan</think>answer", "plan", None),
-            (
-                "<think>plan</think>answer",
-                "plan, then field",
-                Some(", then field"),
-            ),
-            (
-                "<think>plan</think>answer",
-                "field, then plan",
-                Some("field, then "),
-            ),
-            ("<think>a</think>x<think>b</think>", "ab", None),
-            ("<think>plan</think>", "other", Some("other")),
-        ];
-        for (text, reasoning, expected) in cases {
-            assert_eq!(
-                separate_reasoning(text, reasoning),
-                expected,
-                "{text:?} {reasoning:?}"
-            );
-        }
-    }
 
     #[test]
     fn a_turn_ignores_a_pressing_report_only_with_task_tools_no_update_and_no_decline() {

@@ -19,7 +19,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::context::separate_reasoning;
 use super::http::{self, Exchange, Head, HeadError, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
 use super::native::{ComposedRequest, NativeSource, NativeTurn};
@@ -450,8 +449,7 @@ impl ModelSource for Provider {
         };
         let turn = self.client.read(exchange, &mut on_event, &|| stopped.get());
         self.usage.clone_from(&turn.summary.usage);
-        self.reasoning =
-            separate_reasoning(&turn.summary.text, &turn.summary.reasoning).map(str::to_owned);
+        self.reasoning = super::native::apart(&turn.summary);
         if stopped.get() {
             return Ok(Some(Finish::Stop));
         }

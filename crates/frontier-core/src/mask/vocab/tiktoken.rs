@@ -179,6 +179,19 @@ fn rank_builder(text: &str) -> Result<(VocabBuilder, Ranks), VocabError> {
     Ok((builder, ranks))
 }
 
+/// Whether `line` (without its LF) has the shape of a rank file's line, `base64 SP rank`:
+/// how a caller that is given a file without its `.tiktoken` name (tiktoken's own cache keeps
+/// them under a hash) tells one from a `tokenizer.json`, which starts with `{`.
+pub fn is_rank_line(line: &[u8]) -> bool {
+    let base64 = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=');
+    match line.iter().position(|&b| b == b' ') {
+        Some(sp) if sp < line.len() - 1 => {
+            line[..sp].iter().all(base64) && line[sp + 1..].iter().all(u8::is_ascii_digit)
+        }
+        _ => false,
+    }
+}
+
 /// A `.tiktoken` rank file's vocabulary, with the special tokens given (`(name, id)`) and the
 /// EOS ids among them.
 pub fn from_rank_text(
