@@ -486,3 +486,79 @@ fn an_empty_reasoning_makes_no_trace() {
     assert_eq!(trace.kind, Kind::ReasoningTrace);
     assert_eq!(trace.visibility, Visibility::ApiRequired);
 }
+
+/// A summary goes where its earliest source stood: one whose earliest source is a chain's
+/// result, with the chain's head and a later result still in the view, would stand between
+/// the calls and their results, and `chain_atomicity` rejects the patch (the property tests'
+/// case, pinned).
+#[test]
+fn a_summary_that_would_stand_inside_a_chain_is_rejected() {
+    use frontier::context::block::{FunctionCall, ToolCall};
+    let mut engine = Engine::in_memory(Config::default());
+    let calls = ["c1", "c2", "c3"].map(|id| ToolCall {
+        id: id.into(),
+        kind: "function".into(),
+        function: FunctionCall {
+            name: "read_file".into(),
+            arguments: r#"{"path":"a.txt"}"#.into(),
+        },
+    });
+    let head = engine
+        .ingest(Message::Assistant {
+            text: String::new(),
+            tool_calls: calls.to_vec(),
+            reasoning: None,
+        })
+        .unwrap()
+        .remove(0);
+    let results: Vec<String> = ["c1", "c2", "c3"]
+        .iter()
+        .map(|id| {
+            engine
+                .ingest(Message::ToolResult {
+                    tool_call_id: (*id).into(),
+                    name: "read_file".into(),
+                    text: format!("the text of {id}"),
+                })
+                .unwrap()
+                .remove(0)
+        })
+        .collect();
+    let reply = engine
+        .ingest(Message::Assistant {
+            text: "read them".into(),
+            tool_calls: Vec::new(),
+            reasoning: None,
+        })
+        .unwrap()
+        .remove(0);
+    let last = &results[2];
+    let args = serde_json::json!({"reason": "r", "operations": [
+        {"op": "compact", "ids": [reply, last], "description": "d", "content": "c",
+         "preserve": ["p"], "drop": []},
+        {"op": "set_visibility", "ids": [last], "visibility": "model"},
+    ]});
+    let outcome = engine.apply_args(&args.to_string(), Actor::Agent).unwrap();
+    assert!(!outcome.ok);
+    assert_eq!(outcome.rejections.len(), 1, "{:?}", outcome.rejections);
+    let rejection = &outcome.rejections[0];
+    assert_eq!(rejection.op_index, -1);
+    assert!(
+        rejection
+            .message
+            .contains(&format!("would stand between \"{head}\"")),
+        "{}",
+        rejection.message
+    );
+    // The whole chain compacted with the reply is fine.
+    let whole = serde_json::json!({"reason": "r", "operations": [
+        {"op": "compact", "ids": [head, results[0], results[1], last, reply],
+         "description": "d", "content": "c", "preserve": ["p"], "drop": []},
+    ]});
+    assert!(
+        engine
+            .apply_args(&whole.to_string(), Actor::Agent)
+            .unwrap()
+            .ok
+    );
+}

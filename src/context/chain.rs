@@ -9,14 +9,15 @@
 //!
 //! A chain is also broken when a block that is not one of its members comes into the view
 //! between its head and its results (a released reasoning trace brought back with
-//! `set_visibility`, say): the endpoint wants the results right after the calls. CPAT does
-//! not check this.
+//! `set_visibility`, say, or a summary whose earliest source is one of the chain's results,
+//! which goes where that source stood, while the rest of the chain stays in the view): the
+//! endpoint wants the results right after the calls. CPAT does not check this.
 
 use std::collections::HashSet;
 
 use super::rules::{self, Violation};
 use super::stage::Stage;
-use super::store::Slot;
+use super::store::{Anchor, Slot};
 
 /// The chains the stage breaks, one violation each, in store order.
 pub fn check(stage: &Stage<'_>) -> Vec<Violation> {
@@ -54,20 +55,39 @@ pub fn check(stage: &Stage<'_>) -> Vec<Violation> {
     }
     for &slot in stage.touched() {
         if stage.get(slot).is_visible() && !store.block(slot).is_visible() {
-            if let Some(v) = interposed(stage, slot) {
-                broken.push((store.position(slot), v));
+            let at = store.position(slot);
+            if let Some((head, key)) = interposed(stage, at, Some(slot)) {
+                let v = rules::chain_interposed(&store.block(slot).id, &head, &key);
+                broken.push((at, v));
             }
+        }
+    }
+    for summary in stage.summaries() {
+        // A summary goes right after its anchor: between the anchor and the block after it.
+        let Anchor::After(prev) = summary.anchor else {
+            continue;
+        };
+        let at = store.position(prev) + 1;
+        if let Some((head, key)) = interposed(stage, at, None) {
+            let sources: Vec<String> = summary
+                .source_ids
+                .iter()
+                .map(|id| format!("\"{id}\""))
+                .collect();
+            let v = rules::summary_interposed(&sources.join(", "), &head, &key);
+            broken.push((at, v));
         }
     }
     broken.sort_by_key(|(at, _)| *at);
     broken.into_iter().map(|(_, v)| v).collect()
 }
 
-/// Whether `slot`, not a member of the chain around it, stands in the view between that
-/// chain's visible head and a visible result.
-fn interposed(stage: &Stage<'_>, slot: Slot) -> Option<Violation> {
+/// Whether a block standing in the view at order position `at` (`slot`, or a block the patch
+/// creates there, with the block now at `at` after it), not a member of the chain around it,
+/// stands between that chain's visible head and a visible result: the head's id and the
+/// chain's ids.
+fn interposed(stage: &Stage<'_>, at: usize, slot: Option<Slot>) -> Option<(String, String)> {
     let store = stage.store;
-    let at = store.position(slot);
     // Back to the nearest head over results and reasoning traces.
     let head = (0..at).rev().map(|i| store.at(i)).find_map(|s| {
         let b = store.block(s);
@@ -79,19 +99,15 @@ fn interposed(stage: &Stage<'_>, slot: Slot) -> Option<Violation> {
         }
     })??;
     let chain = store.chain_of(head);
-    if chain.contains(&slot) || !stage.get(head).is_visible() {
+    if slot.is_some_and(|s| chain.contains(&s)) || !stage.get(head).is_visible() {
         return None;
     }
     let after = chain
         .iter()
-        .any(|&m| store.position(m) > at && stage.get(m).is_visible());
+        .any(|&m| store.position(m) >= at && Some(m) != slot && stage.get(m).is_visible());
     if !after {
         return None;
     }
     let key: Vec<&str> = chain.iter().map(|&s| store.block(s).id.as_str()).collect();
-    Some(rules::chain_interposed(
-        &store.block(slot).id,
-        &store.block(head).id,
-        &key.join(", "),
-    ))
+    Some((store.block(head).id.clone(), key.join(", ")))
 }

@@ -377,3 +377,9 @@ pub fn chain_atomicity(visible: &str, member: &str, chain: &str) -> Violation {
 pub fn chain_interposed(id: &str, head: &str, chain: &str) -> Violation {
     v(Rule::ChainAtomicity, format!("tool-call chain would be broken: \"{id}\" would stand between \"{head}\" and its results. Keep it out of the view or patch the whole chain together (e.g. compact all of: {chain})."))
 }
+
+/// `chain_atomicity` for a summary the patch creates inside a chain (its earliest source is
+/// one of the chain's results, and the chain's head and a result after it stay in the view).
+pub fn summary_interposed(sources: &str, head: &str, chain: &str) -> Violation {
+    v(Rule::ChainAtomicity, format!("tool-call chain would be broken: the summary of {sources} would stand between \"{head}\" and its results. Keep it out of the view or patch the whole chain together (e.g. compact all of: {chain})."))
+}

@@ -118,6 +118,11 @@ impl<'s> Stage<'s> {
         self.patch.payloads.extend(op.payloads);
     }
 
+    /// The summaries the accepted ops create, in op order.
+    pub fn summaries(&self) -> &[PendingSummary] {
+        &self.patch.summaries
+    }
+
     /// The slots the accepted ops changed, in first-touch order.
     pub fn touched(&self) -> &[Slot] {
         &self.patch.touched
