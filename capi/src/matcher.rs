@@ -143,9 +143,7 @@ pub unsafe extern "C" fn frontier_matcher_fill_mask(
         }
         // SAFETY: non-NULL, and the caller guarantees `dst_words` writable words at `dst`.
         let dst = unsafe { std::slice::from_raw_parts_mut(dst, dst_words) };
-        let (mask, past) = dst.split_at_mut(words);
-        m.matcher.fill_mask(mask).map_err(|e| e.to_string())?;
-        past.fill(0);
+        dynamic::fill_row(&*m.matcher, words, dst).map_err(|e| e.to_string())?;
         Ok(0)
     })
 }
@@ -324,56 +322,6 @@ pub unsafe extern "C" fn frontier_matcher_free(m: *mut FrontierMatcher) {
     unsafe { free_handle(m) }
 }
 
-/// One row of a batch: the matcher's state, its mask's words, the caller's row.
-type Job<'a> = (&'a dyn DynMatcher, usize, &'a mut [u32]);
-
-/// Writes one job's mask and zeros the row past it, as `frontier_matcher_fill_mask` does.
-fn fill_job((matcher, words, row): &mut Job<'_>) -> Result<(), String> {
-    let (mask, past) = row.split_at_mut(*words);
-    matcher.fill_mask(mask).map_err(|e| e.to_string())?;
-    past.fill(0);
-    Ok(())
-}
-
-/// Runs `jobs` on this thread and `threads - 1` scoped threads spawned for the call, each
-/// taking the next job not taken (rows cost from a cached copy to a trie walk, so a fixed split
-/// would leave threads idle); the first failure stops them all.
-fn fill_jobs(mut jobs: Vec<Job<'_>>, threads: usize) -> Result<(), String> {
-    let threads = threads.min(jobs.len()).max(1);
-    if threads == 1 {
-        return jobs.iter_mut().try_for_each(fill_job);
-    }
-    let queue = std::sync::Mutex::new(jobs.iter_mut());
-    let failed = std::sync::atomic::AtomicBool::new(false);
-    let work = || -> Result<(), String> {
-        while !failed.load(std::sync::atomic::Ordering::Relaxed) {
-            let next = queue
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .next();
-            let Some(job) = next else {
-                return Ok(());
-            };
-            if let Err(e) = fill_job(job) {
-                failed.store(true, std::sync::atomic::Ordering::Relaxed);
-                return Err(e);
-            }
-        }
-        Ok(())
-    };
-    std::thread::scope(|scope| {
-        let spawned: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-        let mut result = work();
-        for handle in spawned {
-            let joined = handle
-                .join()
-                .unwrap_or_else(|_| Err("internal error (panic): a mask thread panicked".into()));
-            result = result.and(joined);
-        }
-        result
-    })
-}
-
 /// Fills the masks of a batch on up to `n_threads` threads (0: the machine's cores), as
 /// llguidance's `llg_par_compute_mask` does: `matchers[i]`'s mask goes into row `rows[i]`
 /// (`rows` NULL: row `i`) of `dst`, `n_rows` rows of `row_words` words each, with zeros past
@@ -469,7 +417,14 @@ pub unsafe extern "C" fn frontier_matcher_fill_masks(
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         };
-        fill_jobs(jobs, threads).map(|()| 0)
+        dynamic::fill_batch(jobs, threads)
+            .map(|()| 0)
+            .map_err(|e| match e {
+                dynamic::BatchFillError::Mask(e) => e.to_string(),
+                dynamic::BatchFillError::Panic => {
+                    "internal error (panic): a mask thread panicked".to_owned()
+                }
+            })
     });
     match result {
         Ok(status) => status,

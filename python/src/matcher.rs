@@ -7,15 +7,16 @@
 //! matcher is used by one thread at a time: PyO3's borrow flag turns a concurrent mutation
 //! into a `RuntimeError`, never a race. Every refusal leaves the matcher unchanged.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use pyo3::exceptions::{PyIndexError, PyOverflowError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use frontier_core::language::ParserSpec;
-use frontier_core::mask::dynamic::{DynGrammar, DynMatcher};
+use frontier_core::mask::dynamic::{
+    fill_batch, fill_row, BatchFillError, DynGrammar, DynMatcher, FillJob,
+};
 use frontier_core::mask::{MaskError, DEFAULT_HISTORY};
 
 use crate::bitmask::Bitmask;
@@ -31,14 +32,6 @@ pub struct Matcher {
     grammar: Arc<dyn DynGrammar>,
     inner: Box<dyn DynMatcher>,
     max_rollback: usize,
-}
-
-/// Writes `matcher`'s mask into `row`: the vocabulary's words, then zeros for the ids past it.
-fn fill_row(matcher: &dyn DynMatcher, mask_words: usize, row: &mut [u32]) -> Result<(), MaskError> {
-    let (mask, past) = row.split_at_mut(mask_words);
-    matcher.fill_mask(mask)?;
-    past.fill(0);
-    Ok(())
 }
 
 fn mask_error(error: MaskError) -> PyErr {
@@ -294,7 +287,7 @@ pub fn fill_next_token_bitmasks(
     let widest = matchers.iter().map(|m| m.grammar.mask_words()).max();
     let mut bitmask = Bitmask::of(bitmask, widest.unwrap_or(0))?;
     let rows = bitmask.rows(&indices)?;
-    let jobs: Vec<(&dyn DynMatcher, usize, &mut [u32])> = matchers
+    let jobs: Vec<FillJob<'_>> = matchers
         .iter()
         .zip(rows)
         .map(|(m, row)| (&*m.inner, m.grammar.mask_words(), row))
@@ -304,59 +297,11 @@ pub fn fill_next_token_bitmasks(
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    py.detach(|| fill_parallel(jobs, threads))
+    py.detach(|| fill_batch(jobs, threads))
         .map_err(|e| match e {
-            Failure::Mask(e) => mask_error(e),
-            Failure::Panic => PyRuntimeError::new_err("a mask thread panicked"),
+            BatchFillError::Mask(e) => mask_error(e),
+            BatchFillError::Panic => PyRuntimeError::new_err("a mask thread panicked"),
         })
-}
-
-enum Failure {
-    Mask(MaskError),
-    Panic,
-}
-
-type Job<'a> = (&'a dyn DynMatcher, usize, &'a mut [u32]);
-
-fn run_jobs(jobs: &mut [Job<'_>]) -> Result<(), MaskError> {
-    jobs.iter_mut()
-        .try_for_each(|(matcher, words, row)| fill_row(*matcher, *words, row))
-}
-
-/// Runs `jobs` on this thread and `threads - 1` scoped threads spawned for the call, each
-/// taking the next row not yet taken: rows cost from a copy to a trie walk, so a fixed split
-/// would leave a thread idle while the other walks. The first failure stops every thread.
-fn fill_parallel(mut jobs: Vec<Job<'_>>, threads: usize) -> Result<(), Failure> {
-    let threads = threads.min(jobs.len()).max(1);
-    if threads == 1 {
-        return run_jobs(&mut jobs).map_err(Failure::Mask);
-    }
-    let queue = Mutex::new(jobs.iter_mut());
-    let failed = AtomicBool::new(false);
-    let work = || -> Result<(), MaskError> {
-        while !failed.load(Ordering::Relaxed) {
-            let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
-            let Some((matcher, words, row)) = next else {
-                return Ok(());
-            };
-            if let Err(e) = fill_row(*matcher, *words, row) {
-                failed.store(true, Ordering::Relaxed);
-                return Err(e);
-            }
-        }
-        Ok(())
-    };
-    std::thread::scope(|scope| {
-        let spawned: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-        let mut result = work().map_err(Failure::Mask);
-        for handle in spawned {
-            let joined = handle.join().map_err(|_| Failure::Panic);
-            if result.is_ok() {
-                result = joined.and_then(|r| r.map_err(Failure::Mask));
-            }
-        }
-        result
-    })
 }
 
 /// For `python/bench`: the mean time in nanoseconds of `reps` calls of the Rust matcher's

@@ -91,6 +91,75 @@ pub trait DynMatcher: Send + Sync {
     fn clone_box(&self) -> Box<dyn DynMatcher>;
 }
 
+/// One row of a batch fill ([`fill_batch`]): a matcher, its mask's words, and the row to fill,
+/// at least that many words wide (a row as wide as a model's logits).
+pub type FillJob<'a> = (&'a dyn DynMatcher, usize, &'a mut [u32]);
+
+/// Why a batch fill stopped.
+#[derive(Debug)]
+pub enum BatchFillError {
+    /// A matcher refused ([`DynMatcher::fill_mask`]'s error).
+    Mask(MaskError),
+    /// A fill thread panicked.
+    Panic,
+}
+
+/// Fills `row` with `matcher`'s mask (its first `mask_words` words) and zeros past it.
+pub fn fill_row(
+    matcher: &dyn DynMatcher,
+    mask_words: usize,
+    row: &mut [u32],
+) -> Result<(), MaskError> {
+    let (mask, past) = row.split_at_mut(mask_words);
+    matcher.fill_mask(mask)?;
+    past.fill(0);
+    Ok(())
+}
+
+/// Fills every job's row ([`fill_row`]) on this thread and `threads - 1` scoped threads
+/// spawned for the call, each taking the next row not yet taken: rows cost from a cached copy
+/// to a trie walk, so a fixed split would leave a thread idle while another walks. The first
+/// failure stops every thread. What a host's batch call (C's `frontier_matcher_fill_masks`,
+/// Python's `fill_next_token_bitmasks`, as llguidance's `llg_par_compute_mask`) runs.
+pub fn fill_batch(mut jobs: Vec<FillJob<'_>>, threads: usize) -> Result<(), BatchFillError> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Mutex, PoisonError};
+    let fill = |(matcher, words, row): &mut FillJob<'_>| fill_row(*matcher, *words, row);
+    let threads = threads.min(jobs.len()).max(1);
+    if threads == 1 {
+        return jobs
+            .iter_mut()
+            .try_for_each(fill)
+            .map_err(BatchFillError::Mask);
+    }
+    let queue = Mutex::new(jobs.iter_mut());
+    let failed = AtomicBool::new(false);
+    let work = || -> Result<(), MaskError> {
+        while !failed.load(Ordering::Relaxed) {
+            let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+            let Some(job) = next else {
+                return Ok(());
+            };
+            if let Err(e) = fill(job) {
+                failed.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        }
+        Ok(())
+    };
+    std::thread::scope(|scope| {
+        let spawned: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mut result = work().map_err(BatchFillError::Mask);
+        for handle in spawned {
+            let joined = handle.join().map_err(|_| BatchFillError::Panic);
+            if result.is_ok() {
+                result = joined.and_then(|r| r.map_err(BatchFillError::Mask));
+            }
+        }
+        result
+    })
+}
+
 /// A compiled grammar behind the [`DynGrammar`] interface.
 struct Shared<R: Recognizer>(Arc<CompiledGrammar<R>>);
 
