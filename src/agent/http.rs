@@ -19,6 +19,8 @@ use std::io::{self, Read};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::time::Duration;
 
+use super::model::ModelError;
+
 /// The largest read handed over at once.
 pub const READ_SIZE: usize = 16 * 1024;
 /// How many reads may wait for the caller.
@@ -150,6 +152,18 @@ impl Exchange {
                 Err(HeadError::Transport("the request thread ended".into()))
             }
         }
+    }
+
+    /// [`Exchange::head`] for a model client, its failures sorted as the loop acts on them: no
+    /// connection is [`ModelError::Transport`], no head within `wait` is
+    /// [`ModelError::Disconnected`], naming `variable`, the setting that sets the wait.
+    pub fn model_head(&mut self, wait: Duration, variable: &str) -> Result<Head, ModelError> {
+        self.head(wait).map_err(|e| match e {
+            HeadError::Transport(e) => ModelError::Transport(e),
+            HeadError::TimedOut => ModelError::Disconnected(format!(
+                "no answer within the read timeout ({wait:?}, {variable})"
+            )),
+        })
     }
 
     /// Waits at most `wait` for the next piece of the body (after a successful head). Once

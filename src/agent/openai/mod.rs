@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use super::http::{self, Exchange, Head, HeadError, Next};
+use super::http::{self, Exchange, Head, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
 use super::sse::{self, SseReader};
 use crate::streams::{Api, Usage};
@@ -51,8 +51,8 @@ pub use config::{
     seconds, OpenAiConfig, TokenField, DEFAULT_FINISH_GRACE, DEFAULT_READ_TIMEOUT,
     MAX_FINISH_GRACE, MAX_READ_TIMEOUT,
 };
+pub(crate) use wire::{overflows_context, Refusals};
 use wire::{parse_completion, parse_event, Delta};
-pub(crate) use wire::{refuses_field, usage_refused_notice};
 
 /// The API's base URL when `OPENAI_BASE_URL` is not set.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -67,10 +67,8 @@ pub const DEFAULT_TASK: &str = "Begin. No task was given: look at the workspace 
 pub struct OpenAi {
     config: OpenAiConfig,
     agent: ureq::Agent,
-    /// The token field was already switched once after a refusal.
-    field_switched: bool,
-    /// The server refused `stream_options`: it is no longer sent.
-    usage_refused: bool,
+    /// What the server refused, adapted to.
+    refusals: Refusals,
     notices: Box<dyn FnMut(&str) + Send>,
     /// The usage the last turn reported.
     usage: Option<Usage>,
@@ -91,8 +89,7 @@ impl OpenAi {
         OpenAi {
             config,
             agent,
-            field_switched: false,
-            usage_refused: false,
+            refusals: Refusals::default(),
             notices: Box::new(|notice| eprintln!("frontier: openai: {notice}")),
             usage: None,
             reasoning: None,
@@ -125,7 +122,7 @@ impl OpenAi {
         body.insert("model".into(), json!(self.config.model));
         body.insert("messages".into(), Value::Array(messages));
         body.insert("stream".into(), json!(true));
-        if !self.usage_refused {
+        if !self.refusals.usage {
             body.insert("stream_options".into(), json!({"include_usage": true}));
         }
         body.insert(
@@ -152,34 +149,20 @@ impl OpenAi {
         let mut retries = 0;
         loop {
             let mut exchange = http::post(&self.agent, &url, &headers, self.body(request));
-            let (code, body, retry_after) = match exchange.head(self.config.read_timeout) {
-                Ok(Head::Ok { content_type }) => return Ok((exchange, content_type)),
-                Ok(Head::Status {
-                    code,
-                    body,
-                    retry_after,
-                }) => (code, body, retry_after),
-                Err(HeadError::Transport(e)) => return Err(ModelError::Transport(e)),
-                Err(HeadError::TimedOut) => {
-                    return Err(ModelError::Disconnected(format!(
-                        "no answer within the read timeout ({:?}, OPENAI_READ_TIMEOUT)",
-                        self.config.read_timeout
-                    )))
-                }
-            };
-            if body.contains("context_length_exceeded") || body.contains("maximum context length") {
+            let (code, body, retry_after) =
+                match exchange.model_head(self.config.read_timeout, "OPENAI_READ_TIMEOUT")? {
+                    Head::Ok { content_type } => return Ok((exchange, content_type)),
+                    Head::Status {
+                        code,
+                        body,
+                        retry_after,
+                    } => (code, body, retry_after),
+                };
+            if overflows_context(&body) {
                 return Err(ModelError::ContextOverflow(format!("HTTP {code}: {body}")));
             }
-            if !self.usage_refused && refuses_field(code, &body, "stream_options") {
-                self.usage_refused = true;
-                (self.notices)(&usage_refused_notice(code));
-                continue;
-            }
-            let sent = self.config.token_field;
-            if !self.field_switched && refuses_field(code, &body, sent.name()) {
-                self.field_switched = true;
-                self.config.token_field = sent.other();
-                (self.notices)(&sent.switch_notice(code));
+            let field = &mut self.config.token_field;
+            if self.refusals.adapt(code, &body, field, &mut *self.notices) {
                 continue;
             }
             self.config.retry.wait_or_refuse(

@@ -4,12 +4,63 @@
 
 use serde_json::Value;
 
+use super::TokenField;
 use crate::agent::model::{Finish, ModelError};
+
+/// What a chat completions server was found to refuse, kept for the rest of the session: each
+/// refusal adapts the request once (`stream_options` left out, the other token field sent),
+/// and a second refusal of the same kind is an error like any other.
+#[derive(Debug, Default)]
+pub(crate) struct Refusals {
+    /// The server refused `stream_options`: it is no longer sent.
+    pub(crate) usage: bool,
+    /// The token field was already switched once.
+    field_switched: bool,
+}
+
+impl Refusals {
+    /// After an error status `code` with `body`: when it refuses what was not refused before,
+    /// adapts (records the refused `stream_options`, or switches `token_field` to the other),
+    /// tells `notices`, and says that the request is to be sent again.
+    pub(crate) fn adapt(
+        &mut self,
+        code: u16,
+        body: &str,
+        token_field: &mut TokenField,
+        notices: &mut dyn FnMut(&str),
+    ) -> bool {
+        if !self.usage && refuses_field(code, body, "stream_options") {
+            self.usage = true;
+            notices(&usage_refused_notice(code));
+            return true;
+        }
+        if !self.field_switched && refuses_field(code, body, token_field.name()) {
+            self.field_switched = true;
+            notices(&token_field.switch_notice(code));
+            *token_field = token_field.other();
+            return true;
+        }
+        false
+    }
+}
+
+/// Whether an error body says the conversation is longer than the model's context window:
+/// OpenAI's `context_length_exceeded` (or, from compatible servers, `maximum context
+/// length`) and Anthropic's `prompt is too long`.
+pub(crate) fn overflows_context(body: &str) -> bool {
+    [
+        "context_length_exceeded",
+        "maximum context length",
+        "prompt is too long",
+    ]
+    .iter()
+    .any(|phrase| body.contains(phrase))
+}
 
 /// Whether an error status refuses the request field `field` as unsupported: a 400 or 422
 /// whose body names the field (its `error.param` when it has one, else as a word anywhere)
 /// and says it is unsupported, unknown or not allowed.
-pub(crate) fn refuses_field(code: u16, body: &str, field: &str) -> bool {
+fn refuses_field(code: u16, body: &str, field: &str) -> bool {
     if code != 400 && code != 422 {
         return false;
     }
@@ -42,7 +93,7 @@ pub(crate) fn refuses_field(code: u16, body: &str, field: &str) -> bool {
 
 /// What a client says when the server refuses `stream_options` and the request is sent again
 /// without it.
-pub(crate) fn usage_refused_notice(code: u16) -> String {
+fn usage_refused_notice(code: u16) -> String {
     format!(
         "the server refused `stream_options` (HTTP {code}); retrying without it, kept for the \
          rest of the session: its turns report no token usage"

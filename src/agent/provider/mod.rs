@@ -19,12 +19,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::http::{self, Exchange, Head, HeadError, Next};
+use super::http::{self, Exchange, Head, Next};
 use super::model::{Finish, Flow, ModelError, ModelSource, Request, Role};
 use super::native::{ComposedRequest, NativeSource, NativeTurn};
 use super::openai::{
-    refuses_field, usage_refused_notice, OpenAiConfig, TokenField, DEFAULT_READ_TIMEOUT,
-    MAX_READ_TIMEOUT,
+    overflows_context, OpenAiConfig, Refusals, TokenField, DEFAULT_READ_TIMEOUT, MAX_READ_TIMEOUT,
 };
 use super::retry::RetryPolicy;
 use super::tools::Tool;
@@ -143,6 +142,14 @@ impl ProviderConfig {
             _ => "OPENAI_API_KEY",
         }
     }
+
+    /// The environment variable of the read timeout.
+    fn timeout_variable(&self) -> &'static str {
+        match self.api {
+            Api::AnthropicMessages => "ANTHROPIC_READ_TIMEOUT",
+            _ => "OPENAI_READ_TIMEOUT",
+        }
+    }
 }
 
 /// The model source of `--model openai|openai-responses|anthropic`. See the module
@@ -168,10 +175,8 @@ pub struct Provider {
 struct Client {
     config: ProviderConfig,
     agent: ureq::Agent,
-    /// Chat's token field was already switched once after a refusal.
-    field_switched: bool,
-    /// The Chat server refused `stream_options`: it is no longer sent.
-    usage_refused: bool,
+    /// What the Chat server refused, adapted to.
+    refusals: Refusals,
     notices: Box<dyn FnMut(&str) + Send>,
 }
 
@@ -189,8 +194,7 @@ impl Provider {
             client: Client {
                 config,
                 agent,
-                field_switched: false,
-                usage_refused: false,
+                refusals: Refusals::default(),
                 notices: Box::new(move |notice| eprintln!("frontier: {name}: {notice}")),
             },
             mode,
@@ -217,45 +221,31 @@ impl Client {
         let mut attempt = 0;
         loop {
             let mut sent = body(self.config.token_field);
-            if self.usage_refused {
+            if self.refusals.usage {
                 if let Some(fields) = sent.as_object_mut() {
                     fields.shift_remove("stream_options");
                 }
             }
             let sent = sent.to_string();
             let mut exchange = http::post(&self.agent, &url, &headers, sent);
-            let (code, text, retry_after) = match exchange.head(self.config.read_timeout) {
-                Ok(Head::Ok { .. }) => return Ok(exchange),
-                Ok(Head::Status {
+            let (code, text, retry_after) = match exchange
+                .model_head(self.config.read_timeout, self.config.timeout_variable())?
+            {
+                Head::Ok { .. } => return Ok(exchange),
+                Head::Status {
                     code,
                     body,
                     retry_after,
-                }) => (code, body, retry_after),
-                Err(HeadError::Transport(e)) => return Err(ModelError::Transport(e)),
-                Err(HeadError::TimedOut) => {
-                    return Err(ModelError::Disconnected(format!(
-                        "no answer within the read timeout ({:?})",
-                        self.config.read_timeout
-                    )))
-                }
+                } => (code, body, retry_after),
             };
-            if text.contains("context_length_exceeded")
-                || text.contains("maximum context length")
-                || text.contains("prompt is too long")
-            {
+            if overflows_context(&text) {
                 return Err(ModelError::ContextOverflow(format!("HTTP {code}: {text}")));
             }
-            let chat = self.config.api == Api::OpenAiChat;
-            if chat && !self.usage_refused && refuses_field(code, &text, "stream_options") {
-                self.usage_refused = true;
-                (self.notices)(&usage_refused_notice(code));
-                continue;
-            }
-            let field = self.config.token_field;
-            if chat && !self.field_switched && refuses_field(code, &text, field.name()) {
-                self.field_switched = true;
-                self.config.token_field = field.other();
-                (self.notices)(&field.switch_notice(code));
+            // Only Chat has the two fields a server may refuse.
+            let field = &mut self.config.token_field;
+            if self.config.api == Api::OpenAiChat
+                && self.refusals.adapt(code, &text, field, &mut *self.notices)
+            {
                 continue;
             }
             self.config.retry.wait_or_refuse(
