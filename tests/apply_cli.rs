@@ -80,7 +80,7 @@ fn udiff_with_strip_levels() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("f.txt"), "1\n2\n3\n").unwrap();
     let diff = b"--- f.txt\n+++ f.txt\n@@ -1,3 +1,3 @@\n 1\n-2\n+two\n 3\n";
-    let (code, _, err) = frontier(dir.path(), &["--lang", "udiff", "-"], diff);
+    let (code, _, err) = frontier(dir.path(), &["--lang", "udiff", "-p", "1", "-"], diff);
     assert_eq!(code, 1, "-p1 cannot strip a one-component name");
     assert!(err.contains("[bad_name]"), "{err}");
     let (code, out, err) = frontier(dir.path(), &["--lang", "udiff", "-p", "0", "-"], diff);
@@ -93,6 +93,14 @@ fn udiff_with_strip_levels() {
     assert_eq!(code, 1);
     assert!(err.contains("hunk #1 does not apply"), "{err}");
     assert!(err.contains("| -2"), "{err}");
+    // Without `-p`, git's guess: a traditional diff whose names have no directory is `-p 0`.
+    let back = b"--- f.txt\n+++ f.txt\n@@ -1,3 +1,3 @@\n 1\n-two\n+2\n 3\n";
+    let (code, out, err) = frontier(dir.path(), &["--lang", "udiff", "-"], back);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "M f.txt\n", ""));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+        "1\n2\n3\n"
+    );
 }
 
 #[test]

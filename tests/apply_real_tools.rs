@@ -135,7 +135,7 @@ fn a_traditional_diff_of_a_missing_file_with_no_old_lines_creates_it_as_git_appl
     let ours = tempfile::tempdir().unwrap();
     let theirs = tempfile::tempdir().unwrap();
     git(theirs.path(), &["init", "-q"]);
-    frontier_apply(ours.path(), diff, 1);
+    frontier_apply(ours.path(), diff, None);
     let patch_file = theirs.path().join("p.diff");
     fs::write(&patch_file, diff).unwrap();
     git(theirs.path(), &["apply", patch_file.to_str().unwrap()]);
@@ -150,7 +150,10 @@ fn a_traditional_diff_of_a_missing_file_with_no_old_lines_creates_it_as_git_appl
         b"--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+a\n@@ -5,0 +6 @@\n+b\n",
     ] {
         let ws = Workspace::new(ours.path()).unwrap();
-        let options = DiffOptions { strip: 1, fuzz: 0 };
+        let options = DiffOptions {
+            strip: Some(1),
+            fuzz: 0,
+        };
         let e = apply_diff_stream(UdiffParser::git(), diff, 7, ws, options, |_, _| {}).unwrap_err();
         assert!(e.to_string().contains("file_not_found"), "{e}");
         assert!(!ours.path().join("x").exists());
@@ -175,7 +178,7 @@ fn frontier_and_gnu_patch(
         write(ours.path(), k, v);
         write(theirs.path(), k, v);
     }
-    frontier_apply(ours.path(), diff, 1);
+    frontier_apply(ours.path(), diff, Some(1));
     let patch_file = scratch.join("p.diff");
     fs::write(&patch_file, diff).unwrap();
     tool(
@@ -189,7 +192,7 @@ fn frontier_and_gnu_patch(
     )
 }
 
-fn frontier_apply(root: &Path, diff: &[u8], strip: usize) {
+fn frontier_apply(root: &Path, diff: &[u8], strip: Option<usize>) {
     let ws = Workspace::new(root).unwrap();
     let options = DiffOptions { strip, fuzz: 0 };
     if let Err(e) = apply_diff_stream(UdiffParser::git(), diff, 4096, ws, options, |_, _| {}) {
@@ -344,7 +347,7 @@ fn git_diff_applied_by_frontier_and_git_apply_gives_the_same_tree() {
 
         let ours = tempfile::tempdir().unwrap();
         copy_tree(base.path(), ours.path());
-        frontier_apply(ours.path(), &diff, 1);
+        frontier_apply(ours.path(), &diff, None);
 
         let theirs = tempfile::tempdir().unwrap();
         copy_tree(base.path(), theirs.path());
@@ -495,7 +498,7 @@ fn the_project_history_replays_commit_by_commit() {
             .map(|p| std::str::from_utf8(p).unwrap())
             .collect();
         let tree = checkout(&root, &parent, &paths);
-        frontier_apply(tree.path(), &diff, 1);
+        frontier_apply(tree.path(), &diff, Some(1));
         let expected = checkout(&root, commit, &paths);
         assert_eq!(
             snapshot(tree.path()),
@@ -582,7 +585,10 @@ fn fuzz_agrees_with_gnu_patch_on_drifted_context() {
             .output()
             .unwrap();
         let ws = Workspace::new(ours.path()).unwrap();
-        let options = DiffOptions { strip: 1, fuzz: 2 };
+        let options = DiffOptions {
+            strip: Some(1),
+            fuzz: 2,
+        };
         let r = apply_diff_stream(UdiffParser::git(), &diff, 0, ws, options, |_, _| {});
         if gnu.status.success() {
             r.unwrap_or_else(|e| panic!("seed {seed}: GNU patch applied it, frontier: {e}"));
@@ -599,4 +605,38 @@ fn fuzz_agrees_with_gnu_patch_on_drifted_context() {
         compared >= 20 && drifted_cases >= 10,
         "only {compared} ({drifted_cases}) compared"
     );
+}
+
+/// A traditional diff (`---`/`+++` without `diff --git`) names its file as git's
+/// `parse_traditional_patch` does: a first file patch whose names carry no directory means
+/// `-p 0` for the whole diff, and of two names the shorter wins when the longer merely extends
+/// it (`f.txt` against `f.txt.new`, `f.txt~`), else the new one.
+#[test]
+fn traditional_names_and_the_guessed_strip_agree_with_git_apply() {
+    let hunk = "@@ -1 +1 @@\n-a\n+b\n";
+    let cases = [
+        format!("--- f.txt\n+++ f.txt\n{hunk}"),
+        format!("--- f.txt\t2020-01-01 00:00:00\n+++ f.txt.new\n{hunk}"),
+        format!("--- d/f.txt.orig\n+++ d/f.txt\n{hunk}"),
+        format!("--- a/sub/g.txt\n+++ b/sub/g.txt~\n{hunk}"),
+        format!("--- f.txt\n+++ f.txt\n{hunk}--- sub/g.txt\n+++ sub/g.txt\n{hunk}"),
+    ];
+    for diff in cases {
+        let ours = tempfile::tempdir().unwrap();
+        let theirs = tempfile::tempdir().unwrap();
+        for root in [ours.path(), theirs.path()] {
+            write(root, "f.txt", b"a\n");
+            write(root, "sub/g.txt", b"a\n");
+        }
+        git(theirs.path(), &["init", "-q"]);
+        let patch_file = theirs.path().join(".git/p.diff");
+        fs::write(&patch_file, &diff).unwrap();
+        git(theirs.path(), &["apply", patch_file.to_str().unwrap()]);
+        frontier_apply(ours.path(), diff.as_bytes(), None);
+        assert_eq!(
+            contents(snapshot(ours.path())),
+            contents(snapshot(theirs.path())),
+            "{diff}"
+        );
+    }
 }

@@ -139,7 +139,15 @@ fn fuzz_drops_outer_context_when_asked() {
     let dir = workspace(&[("f", &text)]);
     let e = apply(&dir, DiffOptions::default(), std::slice::from_ref(&p)).unwrap_err();
     assert_eq!(e.kind, ErrorKind::LinesNotFound);
-    apply(&dir, DiffOptions { strip: 1, fuzz: 1 }, &[p]).unwrap();
+    apply(
+        &dir,
+        DiffOptions {
+            strip: Some(1),
+            fuzz: 1,
+        },
+        &[p],
+    )
+    .unwrap();
     assert_eq!(read(&dir, "f"), text.replace("l5\n", "L5\n"));
 }
 
@@ -151,7 +159,15 @@ fn fuzz_also_lifts_the_anchoring_of_hunks_without_context() {
     let dir = workspace(&[("f", &numbered(10))]);
     let e = apply(&dir, DiffOptions::default(), std::slice::from_ref(&p)).unwrap_err();
     assert_eq!(e.kind, ErrorKind::LinesNotFound);
-    apply(&dir, DiffOptions { strip: 1, fuzz: 1 }, &[p]).unwrap();
+    apply(
+        &dir,
+        DiffOptions {
+            strip: Some(1),
+            fuzz: 1,
+        },
+        &[p],
+    )
+    .unwrap();
     assert_eq!(read(&dir, "f"), numbered(10).replace("l5\n", "L5\n"));
 }
 
@@ -164,12 +180,23 @@ fn strip_levels() {
     p.header.new_path = Some(b"x/y/deep/f".to_vec());
     apply(
         &dir,
-        DiffOptions { strip: 2, fuzz: 0 },
+        DiffOptions {
+            strip: Some(2),
+            fuzz: 0,
+        },
         std::slice::from_ref(&p),
     )
     .unwrap();
     assert_eq!(read(&dir, "deep/f"), "b\n");
-    let e = apply(&dir, DiffOptions { strip: 5, fuzz: 0 }, &[p]).unwrap_err();
+    let e = apply(
+        &dir,
+        DiffOptions {
+            strip: Some(5),
+            fuzz: 0,
+        },
+        &[p],
+    )
+    .unwrap_err();
     assert_eq!(e.kind, ErrorKind::BadName);
 }
 
@@ -323,7 +350,15 @@ fn paths_outside_the_root_are_refused() {
         let mut p = git_patch("/dev/null", "x", vec![hunk(0, 1, &["+evil"])]);
         p.header.git_names = None;
         p.header.new_path = Some(name.as_bytes().to_vec());
-        let e = apply(&dir, DiffOptions { strip, fuzz: 0 }, &[p]).unwrap_err();
+        let e = apply(
+            &dir,
+            DiffOptions {
+                strip: Some(strip),
+                fuzz: 0,
+            },
+            &[p],
+        )
+        .unwrap_err();
         assert_eq!(e.kind, kind, "{name}");
     }
 }
@@ -504,7 +539,7 @@ mod arbitrary {
             let dir = workspace(&[("f", &text)]);
             let old = if create { "/dev/null" } else { "f" };
             let p = git_patch(old, "f", hunks);
-            let r = apply(&dir, DiffOptions { strip: 1, fuzz }, &[p]);
+            let r = apply(&dir, DiffOptions { strip: Some(1), fuzz }, &[p]);
             if r.is_err() {
                 prop_assert_eq!(read(&dir, "f"), text);
             }

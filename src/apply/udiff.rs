@@ -23,20 +23,16 @@ use super::transaction::{Change, Presence, Transaction};
 use super::workspace::Workspace;
 use crate::udiff::units::{Binary, FileHeader, FilePatch, Hunk, HunkLine, LineKind};
 
-/// How names are read and how loosely hunks may match.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How names are read and how loosely hunks may match. The default is `git apply`'s.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DiffOptions {
-    /// Leading path components removed from the names (`-p N`; git's default is 1).
-    pub strip: usize,
+    /// Leading path components removed from the names (`-p N`). `None` is `git apply`'s
+    /// default: 1, unless the first traditional (`---`/`+++` only) file patch names its files
+    /// without a directory, which means 0 for the whole diff.
+    pub strip: Option<usize>,
     /// How many outer context lines a hunk may lose to match (GNU patch's fuzz; 0 is git's
     /// exact behaviour).
     pub fuzz: usize,
-}
-
-impl Default for DiffOptions {
-    fn default() -> DiffOptions {
-        DiffOptions { strip: 1, fuzz: 0 }
-    }
 }
 
 /// What a file patch does to its file.
@@ -172,14 +168,16 @@ struct OpenFile {
 pub struct DiffSession {
     tx: Transaction,
     options: DiffOptions,
+    /// `-p`, possibly guessed by the first traditional file patch.
+    strip: Strip,
     open: Option<OpenFile>,
     failed: FirstFailure,
     files: usize,
 }
 
 /// Removes `n` leading components from a name, as `git apply -p` does (runs of slashes count
-/// as one).
-fn strip_name(name: &[u8], n: usize) -> Option<String> {
+/// as one); `None` when it has fewer, or nothing is left.
+fn strip_bytes(name: &[u8], n: usize) -> Option<&[u8]> {
     let mut rest = name;
     for _ in 0..n {
         let slash = memchr::memchr(b'/', rest)?;
@@ -188,9 +186,80 @@ fn strip_name(name: &[u8], n: usize) -> Option<String> {
             rest = tail;
         }
     }
-    String::from_utf8(rest.to_vec())
-        .ok()
-        .filter(|s| !s.is_empty())
+    (!rest.is_empty()).then_some(rest)
+}
+
+/// [`strip_bytes`], as a UTF-8 name.
+fn strip_name(name: &[u8], n: usize) -> Option<String> {
+    String::from_utf8(strip_bytes(name, n)?.to_vec()).ok()
+}
+
+/// `-p` as `git apply` keeps it: the default (1) may still be replaced by a guess from the
+/// first traditional (`---`/`+++` only) file patch, whose names carry no directory.
+#[derive(Clone, Copy, Debug)]
+struct Strip {
+    value: usize,
+    known: bool,
+}
+
+impl Strip {
+    fn new(given: Option<usize>) -> Strip {
+        Strip {
+            value: given.unwrap_or(1),
+            known: given.is_some(),
+        }
+    }
+
+    /// git's `guess_p_value` on a traditional file patch's two names: a name without a
+    /// slash means `-p 0`; when the sides agree (or one is `/dev/null` and the old side is
+    /// the one without a guess), that is the value for the rest of the diff.
+    fn guess(&mut self, h: &FileHeader) {
+        if self.known || h.git_names.is_some() {
+            return;
+        }
+        let side = |v: &Option<Vec<u8>>| match v.as_deref() {
+            Some(n) if !FileHeader::is_dev_null(n) && memchr::memchr(b'/', n).is_none() => Some(0),
+            _ => None,
+        };
+        let q = side(&h.new_path);
+        let p = side(&h.old_path).or(q);
+        if p.is_some() && p == q {
+            self.value = 0;
+            self.known = true;
+        }
+    }
+}
+
+/// The name and action of a traditional file patch (`---`/`+++` without `diff --git`), as
+/// git's `parse_traditional_patch` reads them: a `/dev/null` side (or one dated the epoch)
+/// makes a creation or a deletion of the other; otherwise the file is the new side's name,
+/// unless that cannot lose `strip` components or merely extends the old side's (`x` against
+/// `x.new`, `x~`): then the old side's.
+fn traditional_names<'h>(
+    h: &'h FileHeader,
+    strip: usize,
+) -> Result<(Action, String, String), ApplyError> {
+    fn side(v: &Option<Vec<u8>>) -> Option<&[u8]> {
+        v.as_deref().filter(|n| !FileHeader::is_dev_null(n))
+    }
+    let (old, new) = (side(&h.old_path), side(&h.new_path));
+    let stripped = |n: Option<&'h [u8]>| n.and_then(|n| strip_bytes(n, strip));
+    let (action, name) = match (h.old_path.is_some() && old.is_none(), new.is_none()) {
+        (true, _) => (Action::Create, stripped(new)),
+        (false, true) => (Action::Delete, stripped(old)),
+        (false, false) => (
+            Action::Modify,
+            match (stripped(old), stripped(new)) {
+                (Some(f), Some(s)) if f.len() < s.len() && s.starts_with(f) => Some(f),
+                (_, Some(s)) => Some(s),
+                (f, None) => f,
+            },
+        ),
+    };
+    let written = new.or(old).unwrap_or_default();
+    let name = name.ok_or_else(|| bad_name(written, strip))?;
+    let name = String::from_utf8(name.to_vec()).map_err(|_| bad_name(name, 0))?;
+    Ok((action, name.clone(), name))
 }
 
 fn bad_name(name: &[u8], strip: usize) -> ApplyError {
@@ -204,6 +273,9 @@ fn bad_name(name: &[u8], strip: usize) -> ApplyError {
 
 /// The old and new names of a file patch and what it does.
 fn names(h: &FileHeader, strip: usize) -> Result<(Action, String, String), ApplyError> {
+    if h.git_names.is_none() {
+        return traditional_names(h, strip);
+    }
     fn named(v: &Option<Vec<u8>>) -> Option<&[u8]> {
         v.as_deref().filter(|n| !FileHeader::is_dev_null(n))
     }
@@ -257,11 +329,6 @@ fn names(h: &FileHeader, strip: usize) -> Result<(Action, String, String), Apply
             (o.clone(), o)
         }
         Action::Rename | Action::Copy => (old.ok_or_else(none)?, new.ok_or_else(none)?),
-        // A traditional diff may name two different files: the new name is the one patched.
-        Action::Modify if h.git_names.is_none() => {
-            let n = new.or(old).ok_or_else(none)?;
-            (n.clone(), n)
-        }
         Action::Modify => {
             let o = old.or(new.clone()).ok_or_else(none)?;
             (o.clone(), new.unwrap_or(o))
@@ -325,6 +392,7 @@ impl DiffSession {
         DiffSession {
             tx: Transaction::new(ws).prune_empty_dirs(true),
             options,
+            strip: Strip::new(options.strip),
             open: None,
             failed: FirstFailure::default(),
             files: 0,
@@ -351,6 +419,7 @@ impl DiffSession {
     /// Starts a file patch once its header is known: checks the names and reads the file.
     pub fn begin_file(&mut self, header: &FileHeader) -> Result<(), ApplyError> {
         self.check_open()?;
+        self.strip.guess(header);
         let r = self.open_file(header);
         let open = self.guard(r)?;
         self.open = Some(open);
@@ -358,7 +427,7 @@ impl DiffSession {
     }
 
     fn open_file(&self, header: &FileHeader) -> Result<OpenFile, ApplyError> {
-        let (action, old_name, new_name) = names(header, self.options.strip)?;
+        let (action, old_name, new_name) = names(header, self.strip.value)?;
         let modes = [
             header.old_mode,
             header.new_mode,

@@ -54,9 +54,10 @@ pub struct Args {
     /// The workspace root.
     #[arg(long, default_value = ".")]
     root: OsString,
-    /// udiff: leading path components to strip from names, 0 to 4096.
-    #[arg(short = 'p', default_value_t = 1, value_parser = super::bounds::STRIP.parser::<usize>())]
-    strip: usize,
+    /// udiff: leading path components to strip from names, 0 to 4096 (default: 1, or 0 when
+    /// the first traditional file patch names no directory, as `git apply` guesses).
+    #[arg(short = 'p', value_parser = super::bounds::STRIP.parser::<usize>())]
+    strip: Option<usize>,
     /// udiff: outer context lines a hunk may lose to match (as GNU patch's fuzz), 0 to 100.
     #[arg(long, default_value_t = 0, value_parser = super::bounds::FUZZ.parser::<usize>())]
     fuzz: usize,
