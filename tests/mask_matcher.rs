@@ -394,3 +394,41 @@ fn small_limits_shape_the_mask() {
         })
     );
 }
+
+#[test]
+fn the_embedding_names_are_the_same_matcher() {
+    use frontier::language::ParserSpec;
+    use frontier::mask::dynamic::{compile, DynMatcher};
+
+    let grammar = grammar();
+    let mut m = grammar.matcher();
+    // accept_tokens is all or nothing: a refused token anywhere leaves the matcher untouched.
+    let before = snapshot(&m);
+    assert!(!m.accept_tokens(&[CALL, SP, C1, LF]));
+    assert!(!m.accept_tokens(&[CALL, SP, 99]));
+    assert_eq!(snapshot(&m), before);
+    assert!(m.accept_tokens(&[CALL, SP, C1, SP]));
+    assert_eq!(m.history_len(), 4);
+    assert!(!m.accept_token(LF));
+    assert!(m.accept_token(READ));
+    let mut by_new_name = vec![0; m.grammar().vocab().mask_words()];
+    m.fill_next_token_bitmask(&mut by_new_name).unwrap();
+    assert_eq!(by_new_name, snapshot(&m).3);
+    assert!(m.accept_tokens(&[LF, END]));
+    assert!(m.is_accepting() && m.accepting());
+    assert!(m.accept_token(EOS));
+    assert!(m.is_terminated());
+    assert!(!m.accept_token(CALL));
+    assert!(m.accept_tokens(&[]));
+
+    // The same names through the run-time matcher a host holds.
+    let dynamic = compile(&ParserSpec::parse("ctl", None).unwrap(), vocab());
+    let mut d: Box<dyn DynMatcher> = dynamic.matcher_with_history(8);
+    assert!(!d.accept_tokens(&[CALL, SP, C1, LF]));
+    assert!(d.accept_tokens(&ONE_CALL));
+    assert!(d.is_accepting());
+    let mut words = vec![0; vocab().mask_words()];
+    d.fill_next_token_bitmask(&mut words).unwrap();
+    assert!(bit(&words, EOS) && bit(&words, CALL) && !bit(&words, LF));
+    assert!(d.accept_token(EOS) && d.is_terminated());
+}

@@ -167,13 +167,7 @@ impl Matcher {
         else {
             return Ok(false);
         };
-        if self.inner.validate_tokens(&ids) < ids.len() {
-            return Ok(false);
-        }
-        for id in ids {
-            self.inner.consume(id).map_err(mask_error)?;
-        }
-        Ok(true)
+        Ok(self.inner.accept_tokens(&ids))
     }
 
     /// How many of ``tokens``, from the first, would be taken in turn (an id outside the

@@ -26,7 +26,7 @@ pub struct Args {
     /// Feed the parser at most N bytes at a time, 1 to 1073741824 (default: each read whole).
     #[arg(long, value_parser = bounds::CHUNK.parser::<usize>())]
     chunk: Option<usize>,
-    /// Bytes in one header line, LF included, 9 to 65536.
+    /// Bytes in one header line, LF included, 1 to 65536.
     #[arg(long, default_value_t = Limits::DEFAULT_MAX_LINE, value_parser = bounds::MAX_LINE.parser::<u32>())]
     max_line: u32,
     /// The largest argument, in bytes, 0 to 1073741824.

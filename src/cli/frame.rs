@@ -36,7 +36,7 @@ pub struct Args {
     /// (inline and heredoc forms wherever they carry the value).
     #[arg(long, default_value = "strict", value_parser = parse_ctl_mode)]
     mode: CtlMode,
-    /// Bytes in one header line, LF included, 9 to 65536.
+    /// Bytes in one header line, LF included, 1 to 65536.
     #[arg(long, default_value_t = Limits::DEFAULT_MAX_LINE, value_parser = bounds::MAX_LINE.parser::<u32>())]
     max_line: u32,
     /// The largest argument, in bytes, 0 to 1073741824.

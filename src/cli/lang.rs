@@ -33,7 +33,7 @@ pub struct LangArgs {
     /// (default), codex; udiff: strict, git (default), recount).
     #[arg(long)]
     pub mode: Option<String>,
-    /// CTL: bytes in one header line, LF included, 9 to 65536.
+    /// CTL: bytes in one header line, LF included, 1 to 65536.
     #[arg(long, default_value_t = Limits::DEFAULT_MAX_LINE, value_parser = super::bounds::MAX_LINE.parser::<u32>())]
     pub max_line: u32,
     /// CTL: the largest argument, in bytes, 0 to 1073741824.

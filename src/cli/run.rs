@@ -70,7 +70,7 @@ pub struct Args {
     /// 67108864.
     #[arg(long, default_value_t = 64 * 1024, value_parser = super::bounds::SHELL_MAX_OUTPUT.parser::<usize>())]
     shell_max_output: usize,
-    /// Bytes in one CTL header line, LF included, 9 to 65536.
+    /// Bytes in one CTL header line, LF included, 1 to 65536.
     #[arg(long, default_value_t = Limits::DEFAULT_MAX_LINE, value_parser = super::bounds::MAX_LINE.parser::<u32>())]
     max_line: u32,
     /// The largest CTL argument, in bytes, 0 to 1073741824.

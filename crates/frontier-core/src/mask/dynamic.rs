@@ -89,6 +89,15 @@ pub trait DynMatcher: Send + Sync {
     fn reset(&mut self);
     /// An independent matcher in the same state (a fork of the sequence).
     fn clone_box(&self) -> Box<dyn DynMatcher>;
+
+    /// [`Matcher::fill_next_token_bitmask`].
+    fn fill_next_token_bitmask(&self, words: &mut [u32]) -> Result<(), MaskError>;
+    /// [`Matcher::accept_token`].
+    fn accept_token(&mut self, token: u32) -> bool;
+    /// [`Matcher::accept_tokens`].
+    fn accept_tokens(&mut self, tokens: &[u32]) -> bool;
+    /// [`Matcher::is_accepting`].
+    fn is_accepting(&self) -> bool;
 }
 
 /// One row of a batch fill ([`fill_batch`]): a matcher, its mask's words, and the row to fill,
@@ -215,6 +224,18 @@ impl<R: Recognizer> DynMatcher for Matcher<R> {
     }
     fn clone_box(&self) -> Box<dyn DynMatcher> {
         Box::new(self.clone())
+    }
+    fn fill_next_token_bitmask(&self, words: &mut [u32]) -> Result<(), MaskError> {
+        Matcher::fill_next_token_bitmask(self, words)
+    }
+    fn accept_token(&mut self, token: u32) -> bool {
+        Matcher::accept_token(self, token)
+    }
+    fn accept_tokens(&mut self, tokens: &[u32]) -> bool {
+        Matcher::accept_tokens(self, tokens)
+    }
+    fn is_accepting(&self) -> bool {
+        Matcher::is_accepting(self)
     }
 }
 

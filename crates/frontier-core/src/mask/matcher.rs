@@ -6,7 +6,9 @@
 //! the recogniser state, whether EOS ended it, and the history that `rollback` undoes.
 //!
 //! The loop an engine runs: `fill_mask` into its buffer, sample a token from the allowed ones,
-//! `consume` it; on speculative tokens, `validate_tokens` or `consume` then `rollback`.
+//! `consume` it; on speculative tokens, `validate_tokens` or `consume` then `rollback`. The
+//! names `embedding.md` gives every host (`fill_next_token_bitmask`, `accept_token`,
+//! `accept_tokens`, `is_accepting`) are here too, over the same methods.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -626,6 +628,32 @@ impl<R: Recognizer> Matcher<R> {
     /// Whether EOS ended the sequence.
     pub fn is_terminated(&self) -> bool {
         self.terminated
+    }
+
+    /// [`fill_mask`](Matcher::fill_mask) under the name `embedding.md` gives it in every host
+    /// (llguidance's and XGrammar's name for it).
+    pub fn fill_next_token_bitmask(&self, words: &mut [u32]) -> Result<(), MaskError> {
+        self.fill_mask(words)
+    }
+
+    /// [`consume`](Matcher::consume) as a yes or no: `false` and nothing changed when the
+    /// token is refused.
+    pub fn accept_token(&mut self, token: u32) -> bool {
+        self.consume(token).is_ok()
+    }
+
+    /// Takes all of `tokens` in order, or none: `false` and nothing changed when one of them
+    /// is refused.
+    pub fn accept_tokens(&mut self, tokens: &[u32]) -> bool {
+        if self.validate_tokens(tokens) < tokens.len() {
+            return false;
+        }
+        tokens.iter().all(|&token| self.accept_token(token))
+    }
+
+    /// [`accepting`](Matcher::accepting) under the name `embedding.md` gives it.
+    pub fn is_accepting(&self) -> bool {
+        self.accepting()
     }
 
     /// Whether the sequence is stuck: not ended, and no token of the vocabulary (EOS
