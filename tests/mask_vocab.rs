@@ -166,14 +166,16 @@ fn rank_text<'a>(ranks: impl IntoIterator<Item = (u32, &'a [u8])>) -> String {
 fn a_rank_file_by_path_gets_endoftext_past_its_ranks() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tiny.tiktoken");
-    let ranks: [(u32, &[u8]); 3] = [(0, b"Hello"), (1, b" world"), (3, b"\n")];
+    // Two ids skipped (one would be where tiktoken's p50k_base has its `<|endoftext|>`).
+    let ranks: [(u32, &[u8]); 3] = [(0, b"Hello"), (1, b" world"), (4, b"\n")];
     std::fs::write(&path, rank_text(ranks)).unwrap();
     let vocab = tiktoken::from_path(&path, &[]).unwrap();
-    assert_eq!(vocab.size(), 5, "the ranks' ids 0-3, then <|endoftext|>");
+    assert_eq!(vocab.size(), 6, "the ranks' ids 0-4, then <|endoftext|>");
     assert_eq!(vocab.bytes(1), b" world");
     assert_eq!(vocab.kind(2), Some(TokenKind::Hole));
-    assert_eq!(vocab.eos(), &[4]);
-    assert_eq!(vocab.special_name(4), Some("<|endoftext|>"));
+    assert_eq!(vocab.kind(3), Some(TokenKind::Hole));
+    assert_eq!(vocab.eos(), &[5]);
+    assert_eq!(vocab.special_name(5), Some("<|endoftext|>"));
     assert!(
         !vocab.has_encoder(),
         "the file does not say its split pattern"
@@ -184,13 +186,13 @@ fn a_rank_file_by_path_gets_endoftext_past_its_ranks() {
     );
     // By name or path: a path that is no built-in name is the file.
     let by_name = tiktoken::from_name_or_path(path.to_str().unwrap(), &[]).unwrap();
-    assert_eq!((by_name.size(), by_name.eos()), (5, &[4][..]));
+    assert_eq!((by_name.size(), by_name.eos()), (6, &[5][..]));
     // The first mask over it: CTL's empty text is a sentence and none of the ranks starts a
     // call, so EOS is all there is.
     let grammar = CompiledGrammar::new(Arc::new(vocab), frontier::ctl::CtlMachine::default());
     let mut mask = vec![0u32; 1];
     grammar.matcher().fill_mask(&mut mask).unwrap();
-    assert_eq!(mask[0], 1 << 4);
+    assert_eq!(mask[0], 1 << 5);
 }
 
 #[test]
@@ -341,6 +343,14 @@ fn an_empty_string_is_a_hole_in_every_source() {
         Some(2),
         "EOS past the ranks, the empty one included"
     );
+    // One id the ranks skip (p50k_base's 50,256) is where tiktoken puts `<|endoftext|>`;
+    // with two skipped, it goes past the ranks.
+    let vocab = tiktoken::from_path_text("YQ== 0\nYg== 2\n", &[]).unwrap();
+    assert_eq!(vocab.special_id("<|endoftext|>"), Some(1));
+    assert_eq!((vocab.size(), vocab.eos()), (3, &[1][..]));
+    let vocab = tiktoken::from_path_text("YQ== 0\nYg== 3\n", &[]).unwrap();
+    assert_eq!(vocab.special_id("<|endoftext|>"), Some(4));
+    assert_eq!(vocab.kind(1), Some(TokenKind::Hole));
     // Given twice, an empty string is still a duplicate.
     assert_eq!(
         tiktoken::from_rank_text(" 0\nYQ== 0\n", &[], &[])

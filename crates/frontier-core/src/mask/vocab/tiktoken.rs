@@ -19,9 +19,10 @@
 //!    encoding, with its special tokens, holes, EOS and BPE: by path or by name, one
 //!    vocabulary;
 //! 2. otherwise, a rank whose bytes are `<|endoftext|>` is that special token, the EOS;
-//! 3. otherwise `<|endoftext|>` is added as a special EOS token at the first id past the
-//!    ranks, where GPT-2, `r50k_base`, `p50k_base` and Qwen put it (cl100k and o200k do not,
-//!    hence rule 1).
+//! 3. otherwise `<|endoftext|>` is added as a special EOS token: at the one id below the last
+//!    rank that no line gives, when exactly one is missing (`p50k_base`'s ranks skip 50,256,
+//!    its `<|endoftext|>`), else at the first id past the ranks, where GPT-2, `r50k_base` and
+//!    Qwen put it (cl100k and o200k do neither, hence rule 1).
 //!
 //! EOS ids given by the caller replace that: on a built-in's file they must be its special
 //! tokens; otherwise an id no rank holds becomes a special EOS token named `<|eos:ID|>` (the
@@ -134,6 +135,20 @@ struct Ranks {
     next_id: u32,
     /// The rank whose bytes are [`ENDOFTEXT`], if one is.
     endoftext: Option<u32>,
+    /// The sum of the ranks given (each at most once): with `count`, the one id below
+    /// `next_id` that no line gives, when only one is missing.
+    sum: u64,
+}
+
+impl Ranks {
+    /// The id below `next_id` that no line gives, when exactly one is missing.
+    fn single_gap(&self) -> Option<u32> {
+        if self.count as u64 + 1 != u64::from(self.next_id) {
+            return None;
+        }
+        let all = u64::from(self.next_id) * (u64::from(self.next_id) - 1) / 2;
+        u32::try_from(all - self.sum).ok()
+    }
 }
 
 /// A builder holding the normal tokens of the rank file `text`, each line checked (a bad line
@@ -144,6 +159,7 @@ fn rank_builder(text: &str) -> Result<(VocabBuilder, Ranks), VocabError> {
         count: 0,
         next_id: 0,
         endoftext: None,
+        sum: 0,
     };
     let engine = base64::engine::general_purpose::STANDARD;
     for (index, line) in text.lines().enumerate() {
@@ -174,6 +190,7 @@ fn rank_builder(text: &str) -> Result<(VocabBuilder, Ranks), VocabError> {
             ..e
         })?;
         ranks.count += 1;
+        ranks.sum += u64::from(rank);
         ranks.next_id = ranks.next_id.max(rank + 1);
     }
     Ok((builder, ranks))
@@ -252,8 +269,8 @@ fn with_given_eos(vocab: Vocabulary, eos: &[u32]) -> Result<Vocabulary, VocabErr
 }
 
 /// The vocabulary of the rank text `text`, its special tokens and EOS decided as the module
-/// docs say (a built-in's own ranks are the built-in; else `<|endoftext|>`, a rank of the file
-/// or the id past them, is EOS), or with `eos` as its EOS ids when it is not empty.
+/// docs say (a built-in's own ranks are the built-in; else `<|endoftext|>`, a rank of the file,
+/// the one id the ranks skip or the id past them, is EOS), or with `eos` as its EOS ids when it is not empty.
 pub fn from_path_text(text: &str, eos: &[u32]) -> Result<Vocabulary, VocabError> {
     let (mut builder, ranks) = rank_builder(text)?;
     if let Some(which) = builtin_of(&builder, &ranks) {
@@ -266,8 +283,9 @@ pub fn from_path_text(text: &str, eos: &[u32]) -> Result<Vocabulary, VocabError>
                 id
             }
             None => {
-                builder.special(ranks.next_id, ENDOFTEXT)?;
-                ranks.next_id
+                let id = ranks.single_gap().unwrap_or(ranks.next_id);
+                builder.special(id, ENDOFTEXT)?;
+                id
             }
         };
         builder.eos(id);
