@@ -1,7 +1,8 @@
 //! The commit of `frontier apply` when a real write fails part-way: an immutable file
 //! (`chattr +i`, which stops even root) as the third of three operations. Under the safe policy
 //! the tree is afterwards byte-identical to before; under the codex policy the files written
-//! before the failure stay and are listed on standard output.
+//! before the failure stay and are listed on standard output. And what one staged change
+//! hands the next on the same path: a mode set earlier survives a later edit, as in `git apply`.
 
 mod cli_support;
 
@@ -142,4 +143,77 @@ fn codex_policy_keeps_and_lists_what_it_wrote_before_the_failure() {
     assert_eq!(fs::read(root.path().join("a.txt")).unwrap(), b"A1\na2\n");
     assert_eq!(fs::read(root.path().join("new1.txt")).unwrap(), b"n\n");
     assert_eq!(fs::read(root.path().join("z.txt")).unwrap(), b"z1\nz2\n");
+}
+
+/// `git apply` in a copy of `root` (a plain directory: `--unsafe-paths` is not needed inside
+/// the working directory): its exit status.
+fn git_apply(root: &Path, diff: &[u8]) -> bool {
+    use std::io::Write as _;
+    let mut child = Command::new("git")
+        .args(["apply", "-"])
+        .current_dir(root)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("git is needed by this test");
+    child.stdin.take().unwrap().write_all(diff).unwrap();
+    child.wait().unwrap().success()
+}
+
+/// Two trees made by `setup`, one patched by `git apply`, one by `frontier apply`: the same
+/// files, bytes and modes.
+fn same_as_git(setup: impl Fn(&Path), diff: &[u8]) -> Vec<(PathBuf, &'static str, Vec<u8>, u32)> {
+    let (ours, git) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    setup(ours.path());
+    setup(git.path());
+    assert!(git_apply(git.path(), diff), "git apply refused the diff");
+    let (code, out, err) = frontier(ours.path(), &["--lang", "udiff"], diff);
+    assert_eq!(code, 0, "{out}{err}");
+    let after = snapshot(ours.path());
+    assert_eq!(after, snapshot(git.path()));
+    after
+}
+
+fn file_mode(tree: &[(PathBuf, &'static str, Vec<u8>, u32)], name: &str) -> u32 {
+    let entry = tree.iter().find(|e| e.0 == Path::new(name)).unwrap();
+    entry.3 & 0o777
+}
+
+#[test]
+fn a_mode_an_earlier_file_patch_set_survives_a_later_edit_of_the_same_file() {
+    let plain = |root: &Path| {
+        fs::write(root.join("s.sh"), "x\n").unwrap();
+        fs::set_permissions(root.join("s.sh"), fs::Permissions::from_mode(0o644)).unwrap();
+    };
+    let edit = "diff --git a/s.sh b/s.sh\n--- a/s.sh\n+++ b/s.sh\n@@ -1 +1,2 @@\n x\n+y\n";
+    // `git log -p` of a chmod commit, then an edit.
+    let chmod = format!("diff --git a/s.sh b/s.sh\nold mode 100644\nnew mode 100755\n{edit}");
+    assert_eq!(
+        file_mode(&same_as_git(plain, chmod.as_bytes()), "s.sh"),
+        0o755
+    );
+    // A rename that sets the mode, then an edit of the new name.
+    let rename = "diff --git a/s.sh b/t.sh\nold mode 100644\nnew mode 100755\nsimilarity index 100%\nrename from s.sh\nrename to t.sh\n";
+    let diff = format!("{rename}{}", edit.replace("s.sh", "t.sh"));
+    assert_eq!(
+        file_mode(&same_as_git(plain, diff.as_bytes()), "t.sh"),
+        0o755
+    );
+    // A created executable, then an edit.
+    let create = "diff --git a/n.sh b/n.sh\nnew file mode 100755\n--- /dev/null\n+++ b/n.sh\n@@ -0,0 +1 @@\n+x\n";
+    let diff = format!("{create}{}", edit.replace("s.sh", "n.sh"));
+    assert_eq!(
+        file_mode(&same_as_git(plain, diff.as_bytes()), "n.sh"),
+        0o755
+    );
+
+    // apply_patch: a move keeps the source's mode, and so does an update after it.
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("run.sh"), "a\n").unwrap();
+    fs::set_permissions(dir.path().join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    let patch = b"*** Begin Patch\n*** Update File: run.sh\n*** Move to: bin.sh\n@@\n-a\n+b\n*** Update File: bin.sh\n@@\n-b\n+c\n*** End Patch\n";
+    let (code, out, err) = frontier(dir.path(), &["--lang", "apply_patch"], patch);
+    assert_eq!(code, 0, "{out}{err}");
+    let after = snapshot(dir.path());
+    assert_eq!(file_mode(&after, "bin.sh"), 0o755);
+    assert_eq!(fs::read(dir.path().join("bin.sh")).unwrap(), b"c\n");
 }

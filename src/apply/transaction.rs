@@ -209,8 +209,23 @@ impl Transaction {
         self.stage(entry_of(&full), display, State::Delete);
     }
 
-    fn stage(&mut self, full: PathBuf, display: &str, state: State) {
+    /// Stages `state` for `full`, replacing what was staged for it. A write that sets no mode
+    /// keeps the mode an earlier staged write set (a `chmod` patch, a created executable, a
+    /// rename's or move's mode), as it keeps the mode of the file on disk.
+    fn stage(&mut self, full: PathBuf, display: &str, mut state: State) {
         if let Some(&i) = self.by_path.get(&full) {
+            if let (
+                State::Write { mode: kept, .. },
+                State::Write {
+                    mode: staged @ Some(_),
+                    ..
+                },
+            ) = (&mut state, &self.entries[i].state)
+            {
+                if kept.is_none() {
+                    *kept = *staged;
+                }
+            }
             self.entries[i].state = state;
             self.entries[i].display = display.to_owned();
             return;
