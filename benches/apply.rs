@@ -152,6 +152,7 @@ fn bench_apply(c: &mut Criterion) {
                     line(LineKind::Add, "    x += 2;"),
                     line(LineKind::Context, "    println!(\"{x}\");"),
                 ],
+                ranges_stated: true,
             }
         })
         .collect();

@@ -9,7 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use frontier::apply::{apply_diff_stream, DiffOptions, Workspace};
+use frontier::apply::{apply_diff_stream, DiffOptions, ErrorKind, Workspace};
 use frontier::udiff::UdiffParser;
 
 fn tool(dir: &Path, program: &str, args: &[&str]) -> Vec<u8> {
@@ -639,4 +639,508 @@ fn traditional_names_and_the_guessed_strip_agree_with_git_apply() {
             "{diff}"
         );
     }
+}
+
+/// frontier on `root`: `Ok` or the error's kind.
+fn frontier_try(
+    root: &Path,
+    diff: &[u8],
+    parser: UdiffParser,
+    fuzz: usize,
+) -> Result<(), ErrorKind> {
+    let ws = Workspace::new(root).unwrap();
+    let options = DiffOptions {
+        strip: Some(1),
+        fuzz,
+    };
+    apply_diff_stream(parser, diff, 64, ws, options, |_, _| {})
+        .map(drop)
+        .map_err(|e| e.kind)
+}
+
+/// `git apply [extra]` on `root` (a fresh repository in it): whether it applied.
+fn git_apply_try(root: &Path, diff: &[u8], extra: &[&str]) -> bool {
+    if !root.join(".git").exists() {
+        git(root, &["init", "-q"]);
+    }
+    let patch_file = root.join(".git/p.diff");
+    fs::write(&patch_file, diff).unwrap();
+    Command::new("git")
+        .arg("apply")
+        .args(extra)
+        .arg(&patch_file)
+        .current_dir(root)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+/// GNU `patch -p1 -F fuzz` on `root` (`-f`: no questions, never guessing a reversed patch; no
+/// backup, no reject file): whether every hunk applied.
+fn gnu_patch_try(root: &Path, diff: &[u8], scratch: &Path, fuzz: usize) -> bool {
+    let patch_file = scratch.join("gnu.diff");
+    fs::write(&patch_file, diff).unwrap();
+    Command::new("patch")
+        .args(["-s", "-f", "-p1", "--no-backup-if-mismatch", "-r", "-"])
+        .arg(format!("-F{fuzz}"))
+        .arg("-i")
+        .arg(&patch_file)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+/// The one file `f` in each of two fresh workspaces.
+fn two_copies(text: &[u8]) -> (tempfile::TempDir, tempfile::TempDir) {
+    let ours = tempfile::tempdir().unwrap();
+    let theirs = tempfile::tempdir().unwrap();
+    write(ours.path(), "f", text);
+    write(theirs.path(), "f", text);
+    (ours, theirs)
+}
+
+fn lines_of(v: &[String]) -> String {
+    v.iter().map(|l| format!("{l}\n")).collect()
+}
+
+/// A hunk's text: `@@ -s,b +s,d @@` and the body, for `pre` = context and `-` lines.
+fn hunk_body(
+    start: usize,
+    lead: &[String],
+    del: &[String],
+    add: &[String],
+    trail: &[String],
+) -> String {
+    let ctx = |v: &[String]| v.iter().map(|l| format!(" {l}\n")).collect::<String>();
+    let side = |c: char, v: &[String]| v.iter().map(|l| format!("{c}{l}\n")).collect::<String>();
+    format!(
+        "@@ -{start},{} +{start},{} @@\n{}{}{}{}",
+        lead.len() + del.len() + trail.len(),
+        lead.len() + add.len() + trail.len(),
+        ctx(lead),
+        side('-', del),
+        side('+', add),
+        ctx(trail)
+    )
+}
+
+#[test]
+fn overlapping_hunks_are_placed_as_git_apply_places_them() {
+    // Hunk 2's preimage is what hunk 1 just wrote (`A B 22`), and also an untouched copy near
+    // line 20: git never matches lines a hunk wrote, so it goes there.
+    let mut file: Vec<String> = (1..=5).map(|i| i.to_string()).collect();
+    file.extend(["x", "B", "22"].map(String::from));
+    file.extend((9..=19).map(|i| i.to_string()));
+    file.extend(["A", "B"].map(String::from));
+    file.extend((22..=30).map(|i| i.to_string()));
+    let diff = "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -5,3 +5,3 @@\n 5\n-x\n+A\n B\n\
+                @@ -6,3 +6,3 @@\n A\n-B\n+C\n 22\n";
+    let (ours, theirs) = two_copies(lines_of(&file).as_bytes());
+    assert!(git_apply_try(theirs.path(), diff.as_bytes(), &[]));
+    frontier_try(ours.path(), diff.as_bytes(), UdiffParser::git(), 0).unwrap();
+    let got = fs::read_to_string(ours.path().join("f")).unwrap();
+    assert_eq!(got, fs::read_to_string(theirs.path().join("f")).unwrap());
+    assert!(
+        got.contains("5\nA\nB\n22\n") && got.contains("19\nA\nC\n22\n"),
+        "{got}"
+    );
+    // Without the second copy every candidate overlaps hunk 1: git refuses, and so does
+    // frontier.
+    let short = &file[..19];
+    let (ours, theirs) = two_copies(lines_of(short).as_bytes());
+    assert!(!git_apply_try(theirs.path(), diff.as_bytes(), &[]));
+    assert!(git_apply_try(
+        theirs.path(),
+        diff.as_bytes(),
+        &["--allow-overlap"]
+    ));
+    let r = frontier_try(ours.path(), diff.as_bytes(), UdiffParser::git(), 0);
+    assert_eq!(r, Err(ErrorKind::LinesNotFound));
+    assert_eq!(
+        fs::read_to_string(ours.path().join("f")).unwrap(),
+        lines_of(short)
+    );
+    // With fuzz, as GNU patch: `A`, the line hunk 1 wrote, is left out, and `B 22` is still the
+    // original's (hunk 1's trailing context, not frozen), so `patch -F1` applies it there.
+    for fuzz in [1, 2] {
+        assert!(fuzz_case(&lines_of(short), diff, fuzz, "short"));
+    }
+
+    // Generated: files of few distinct lines, each hunk cut from the file as the hunks before
+    // it left it, often over what they wrote.
+    let (mut compared, mut refused, mut overlap_mattered) = (0, 0, 0);
+    for seed in 0..150u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
+        let words = ["a", "b", "c", "a b"];
+        let n = 8 + rng.below(25);
+        let orig: Vec<String> = (0..n)
+            .map(|_| words[rng.below(words.len())].to_owned())
+            .collect();
+        let mut cur = orig.clone();
+        let mut diff = String::from("diff --git a/f b/f\n--- a/f\n+++ b/f\n");
+        let mut at = 0;
+        for k in 0..2 + rng.below(3) {
+            if cur.len() < 4 {
+                break;
+            }
+            // Mostly near the previous hunk, so that hunks overlap.
+            let p = if k > 0 && rng.below(3) > 0 {
+                (at + cur.len() - 2 + rng.below(5)) % (cur.len() - 3)
+            } else {
+                rng.below(cur.len() - 3)
+            };
+            let lead = 1 + rng.below(2);
+            let del = rng.below(2);
+            let trail = (1 + rng.below(2)).min(cur.len() - p - lead - del);
+            let add: Vec<String> = (0..1 + rng.below(2))
+                .map(|_| format!("{} {k}", words[rng.below(words.len())]))
+                .collect();
+            let (l, d, t) = (
+                cur[p..p + lead].to_vec(),
+                cur[p + lead..p + lead + del].to_vec(),
+                cur[p + lead + del..p + lead + del + trail].to_vec(),
+            );
+            diff.push_str(&hunk_body(p + 1, &l, &d, &add, &t));
+            cur.splice(p + lead..p + lead + del, add.iter().cloned());
+            at = p;
+        }
+        let (ours, theirs) = two_copies(lines_of(&orig).as_bytes());
+        let theirs_ok = git_apply_try(theirs.path(), diff.as_bytes(), &[]);
+        let ours_r = frontier_try(ours.path(), diff.as_bytes(), UdiffParser::git(), 0);
+        assert_eq!(ours_r.is_ok(), theirs_ok, "seed {seed}: {ours_r:?}\n{diff}");
+        if let Err(kind) = ours_r {
+            assert_eq!(kind, ErrorKind::LinesNotFound, "seed {seed}");
+            refused += 1;
+        }
+        assert_eq!(
+            fs::read(ours.path().join("f")).unwrap(),
+            fs::read(theirs.path().join("f")).unwrap(),
+            "seed {seed}\n{diff}"
+        );
+        compared += 1;
+        // How often the marking decided something: `--allow-overlap` does otherwise.
+        let overlap = tempfile::tempdir().unwrap();
+        write(overlap.path(), "f", lines_of(&orig).as_bytes());
+        let overlap_ok = git_apply_try(overlap.path(), diff.as_bytes(), &["--allow-overlap"]);
+        if overlap_ok != theirs_ok
+            || fs::read(overlap.path().join("f")).unwrap()
+                != fs::read(theirs.path().join("f")).unwrap()
+        {
+            overlap_mattered += 1;
+        }
+    }
+    eprintln!(
+        "overlapping hunks: {compared} diffs compared with git apply, {refused} refused by both, \
+         {overlap_mattered} where --allow-overlap differs"
+    );
+    assert!(refused >= 10 && compared - refused >= 10 && overlap_mattered >= 10);
+}
+
+#[test]
+fn recount_hunks_without_ranges_are_searched_for_from_the_last_hunk() {
+    let numbers = |n: usize| (1..=n).map(|i| format!("{i}\n")).collect::<String>();
+    let recount = UdiffParser::recount;
+    // `@@ ... @@` and a bare `@@`: found by searching, not tied to the start.
+    for header in ["@@ ... @@", "@@", "@@ @@ fn main"] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "f", numbers(10).as_bytes());
+        let diff = format!("--- a/f\n+++ b/f\n{header}\n 4\n-5\n+five\n 6\n");
+        frontier_try(dir.path(), diff.as_bytes(), recount(), 0).unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.path().join("f")).unwrap(),
+            numbers(10).replace("\n5\n", "\nfive\n"),
+            "{header}"
+        );
+    }
+    // No trailing context and no ranges: not tied to the end either.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "f", numbers(20).as_bytes());
+    let diff = "--- a/f\n+++ b/f\n@@\n 9\n 10\n-11\n+eleven\n";
+    frontier_try(dir.path(), diff.as_bytes(), recount(), 0).unwrap();
+    assert_eq!(
+        fs::read_to_string(dir.path().join("f")).unwrap(),
+        numbers(20).replace("\n11\n", "\neleven\n")
+    );
+    // The search starts after the previous hunk: of two places, the one after it wins, and a
+    // hunk whose lines are only before it still applies there (the search goes both ways).
+    let text = "x\ny\nmark\nx\ny\nend\n";
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "f", text.as_bytes());
+    let diff = "--- a/f\n+++ b/f\n@@\n-mark\n+MARK\n@@\n x\n-y\n+Y\n@@\n-end\n+END\n";
+    frontier_try(dir.path(), diff.as_bytes(), recount(), 0).unwrap();
+    assert_eq!(
+        fs::read_to_string(dir.path().join("f")).unwrap(),
+        "x\ny\nMARK\nx\nY\nEND\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "f", text.as_bytes());
+    let diff = "--- a/f\n+++ b/f\n@@\n-end\n+END\n@@\n-mark\n+MARK\n";
+    frontier_try(dir.path(), diff.as_bytes(), recount(), 0).unwrap();
+    assert_eq!(
+        fs::read_to_string(dir.path().join("f")).unwrap(),
+        "x\ny\nMARK\nx\ny\nEND\n"
+    );
+    // An error names the hunk as written.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "f", numbers(3).as_bytes());
+    let ws = Workspace::new(dir.path()).unwrap();
+    let options = DiffOptions {
+        strip: Some(1),
+        fuzz: 0,
+    };
+    let diff = b"--- a/f\n+++ b/f\n@@\n-7\n+seven\n";
+    let e = apply_diff_stream(recount(), diff, 64, ws, options, |_, _| {}).unwrap_err();
+    assert_eq!(e.lines[0], "@@ ... @@", "{e}");
+
+    // Generated: files of distinct lines; every hunk written without ranges gives the file
+    // `git apply` gives for the same hunks with their ranges.
+    let mut compared = 0;
+    for seed in 0..40u64 {
+        let mut rng = Rng(seed * 104_729 + 11);
+        let orig: Vec<String> = (0..20 + rng.below(40))
+            .map(|i| format!("line {i}"))
+            .collect();
+        let mut cur = orig.clone();
+        let (mut stated, mut bare) = (String::new(), String::new());
+        let mut p = 0;
+        while p + 8 < cur.len() {
+            p += rng.below(6);
+            if p + 8 >= cur.len() {
+                break;
+            }
+            let (lead, del) = (1 + rng.below(3), rng.below(3));
+            let trail = 1 + rng.below(3);
+            let add: Vec<String> = (0..rng.below(3))
+                .map(|i| format!("new {seed} {p} {i}"))
+                .collect();
+            if del + add.len() == 0 {
+                continue;
+            }
+            let (l, d, t) = (
+                cur[p..p + lead].to_vec(),
+                cur[p + lead..p + lead + del].to_vec(),
+                cur[p + lead + del..p + lead + del + trail].to_vec(),
+            );
+            let body = hunk_body(p + 1, &l, &d, &add, &t);
+            stated.push_str(&body);
+            let (_, rest) = body.split_once('\n').unwrap();
+            bare.push_str(if rng.below(2) == 0 {
+                "@@\n"
+            } else {
+                "@@ ... @@\n"
+            });
+            bare.push_str(rest);
+            cur.splice(p + lead..p + lead + del, add.iter().cloned());
+            p += lead + add.len() + trail;
+        }
+        if stated.is_empty() {
+            continue;
+        }
+        let head = "diff --git a/f b/f\n--- a/f\n+++ b/f\n";
+        let (ours, theirs) = two_copies(lines_of(&orig).as_bytes());
+        assert!(git_apply_try(
+            theirs.path(),
+            format!("{head}{stated}").as_bytes(),
+            &[]
+        ));
+        frontier_try(
+            ours.path(),
+            format!("{head}{bare}").as_bytes(),
+            recount(),
+            0,
+        )
+        .unwrap_or_else(|e| panic!("seed {seed}: {e:?}\n{bare}"));
+        assert_eq!(
+            fs::read(ours.path().join("f")).unwrap(),
+            fs::read(theirs.path().join("f")).unwrap(),
+            "seed {seed}"
+        );
+        assert_eq!(
+            fs::read_to_string(ours.path().join("f")).unwrap(),
+            lines_of(&cur)
+        );
+        compared += 1;
+    }
+    eprintln!("recount without ranges: {compared} diffs compared with git apply");
+    assert!(compared >= 30);
+}
+
+/// `frontier apply --fuzz N` and GNU `patch -F N` on the same file and diff: both apply it,
+/// with the same result, or both refuse. Returns whether they applied it.
+fn fuzz_case(text: &str, diff: &str, fuzz: usize, what: &str) -> bool {
+    let (ours, theirs) = two_copies(text.as_bytes());
+    let scratch = tempfile::tempdir().unwrap();
+    let gnu = gnu_patch_try(theirs.path(), diff.as_bytes(), scratch.path(), fuzz);
+    let r = frontier_try(ours.path(), diff.as_bytes(), UdiffParser::git(), fuzz);
+    assert_eq!(r.is_ok(), gnu, "{what} -F{fuzz}: frontier {r:?}\n{diff}");
+    if gnu {
+        assert_eq!(
+            fs::read_to_string(ours.path().join("f")).unwrap(),
+            fs::read_to_string(theirs.path().join("f")).unwrap(),
+            "{what} -F{fuzz}\n{diff}"
+        );
+    } else {
+        assert_eq!(r, Err(ErrorKind::LinesNotFound), "{what}");
+        assert_eq!(fs::read_to_string(ours.path().join("f")).unwrap(), text);
+    }
+    gnu
+}
+
+#[test]
+fn fuzz_places_hunks_as_gnu_patch_does() {
+    let numbers = |n: usize| (1..=n).map(|i| format!("{i}\n")).collect::<String>();
+    // A hunk at line 1 with less leading than trailing context must match the start with the
+    // context it keeps: `-F1`, `-F2` refuse, `-F3` drops the `1` and its start.
+    let a = "X\n2\n3\n4\nY\n6\n7\n";
+    let a_diff = "--- a/f\n+++ b/f\n@@ -1,5 +1,5 @@\n 1\n-2\n+two\n 3\n 4\n 5\n";
+    // No trailing context: the end of the file until the leading context is all dropped.
+    let b_diff = "--- a/f\n+++ b/f\n@@ -8,4 +8,4 @@\n 8\n 9\n 10\n-11\n+eleven\n";
+    for fuzz in 1..=3 {
+        assert_eq!(fuzz_case(a, a_diff, fuzz, "A"), fuzz == 3);
+        assert_eq!(fuzz_case(&numbers(20), b_diff, fuzz, "B"), fuzz == 3);
+    }
+    // No context at all: GNU patch places it where it says, whatever the fuzz.
+    let c_diff = "--- a/f\n+++ b/f\n@@ -5 +5 @@\n-5\n+five\n";
+    assert!(fuzz_case(&numbers(10), c_diff, 1, "C"));
+    // The next hunk may not match before the last one's changes (GNU's last frozen line;
+    // git, without fuzz, goes back for it), but may start in its trailing context (which git,
+    // without fuzz, never matches again).
+    let d = "a\nb\nc\nd\ne\nf\ng\n";
+    let d_diff = "--- a/f\n+++ b/f\n@@ -3,3 +3,3 @@\n c\n-d\n+D\n e\n@@ -6,2 +6,2 @@\n-a\n+A\n b\n";
+    for fuzz in 1..=2 {
+        assert!(!fuzz_case(d, d_diff, fuzz, "D"));
+    }
+    let e_diff =
+        "--- a/f\n+++ b/f\n@@ -2,3 +2,3 @@\n b\n-c\n+C\n d\n@@ -4,3 +4,3 @@\n d\n-e\n+E\n f\n";
+    assert!(fuzz_case(d, e_diff, 1, "E"));
+    for (diff, git_ok) in [(d_diff, true), (e_diff, false)] {
+        let (ours, theirs) = two_copies(d.as_bytes());
+        assert_eq!(git_apply_try(theirs.path(), diff.as_bytes(), &[]), git_ok);
+        let r = frontier_try(ours.path(), diff.as_bytes(), UdiffParser::git(), 0);
+        assert_eq!(r.is_ok(), git_ok, "{diff}");
+    }
+
+    // Generated: `diff -u -U N` of a random edit, applied to a file that drifted (context lines
+    // changed, lines inserted or removed near the hunks), at fuzz 1, 2 and 3.
+    let (mut cases, mut applied, mut refused) = (0, 0, 0);
+    for seed in 0..60u64 {
+        let mut rng = Rng(seed * 6_364_136_223 + 1_442_695_040);
+        let n = 30 + rng.below(50);
+        let old = text(&mut rng, n);
+        let new = edit_text(&mut rng, &old);
+        if new == old || !new.ends_with('\n') {
+            continue;
+        }
+        let work = tempfile::tempdir().unwrap();
+        let w = work.path();
+        write(w, "a/f", old.as_bytes());
+        write(w, "b/f", new.as_bytes());
+        let u = format!("-U{}", 1 + rng.below(4));
+        let diff = String::from_utf8(tool(w, "diff", &[&u, "a/f", "b/f"])).unwrap();
+        let mut lines: Vec<String> = old.lines().map(str::to_owned).collect();
+        for _ in 0..1 + rng.below(4) {
+            let i = rng.below(lines.len());
+            match rng.below(3) {
+                0 => lines[i] = format!("{} drifted", lines[i]),
+                1 => lines.insert(i, format!("inserted {}", rng.below(9))),
+                _ => {
+                    lines.remove(i);
+                }
+            }
+        }
+        let drifted = lines_of(&lines);
+        for fuzz in 1..=3 {
+            cases += 1;
+            if fuzz_case(&drifted, &diff, fuzz, &format!("seed {seed}")) {
+                applied += 1;
+            } else {
+                refused += 1;
+            }
+        }
+    }
+    eprintln!("fuzz: {cases} cases compared with GNU patch, {applied} applied, {refused} refused");
+    assert!(
+        applied >= 30 && refused >= 10,
+        "{applied} applied, {refused} refused"
+    );
+}
+
+/// Generated diffs of 2 to 4 hunks over files of few distinct lines, each hunk cut from the file
+/// as the hunks before it left it (so often over what they wrote, or before them), with 0 to 2
+/// context lines a side: `frontier --fuzz N` and `patch -F N` agree, N = 1, 2.
+#[test]
+fn fuzz_on_overlapping_and_misordered_hunks_agrees_with_gnu_patch() {
+    let (mut cases, mut applied, mut misordered) = (0, 0, 0);
+    for seed in 0..300u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
+        let words = ["a", "b", "c", "a b"];
+        let n = 8 + rng.below(25);
+        let orig: Vec<String> = (0..n)
+            .map(|_| words[rng.below(words.len())].to_owned())
+            .collect();
+        let mut cur = orig.clone();
+        let mut diff = String::from("--- a/f\n+++ b/f\n");
+        let mut at = 0;
+        for k in 0..2 + rng.below(3) {
+            if cur.len() < 4 {
+                break;
+            }
+            let p = if k > 0 && rng.below(3) > 0 {
+                (at + cur.len() - 2 + rng.below(5)) % (cur.len() - 3)
+            } else {
+                rng.below(cur.len() - 3)
+            };
+            let lead = rng.below(3);
+            let del = rng.below(2);
+            let trail = rng.below(3).min(cur.len() - p - lead - del);
+            let add: Vec<String> = (0..1 + rng.below(2))
+                .map(|_| format!("{} {k}", words[rng.below(words.len())]))
+                .collect();
+            let (l, d, t) = (
+                cur[p..p + lead].to_vec(),
+                cur[p + lead..p + lead + del].to_vec(),
+                cur[p + lead + del..p + lead + del + trail].to_vec(),
+            );
+            diff.push_str(&hunk_body(p + 1, &l, &d, &add, &t));
+            cur.splice(p + lead..p + lead + del, add.iter().cloned());
+            at = p;
+        }
+        for fuzz in 1..=2 {
+            cases += 1;
+            let what = format!("seed {seed}");
+            if fuzz_case(&lines_of(&orig), &diff, fuzz, &what) {
+                applied += 1;
+            } else {
+                // How many refusals are GNU's "misordered hunks" (a hunk found only before
+                // the previous one's changes).
+                let dir = tempfile::tempdir().unwrap();
+                write(dir.path(), "f", lines_of(&orig).as_bytes());
+                let patch_file = dir.path().join("p.diff");
+                fs::write(&patch_file, &diff).unwrap();
+                let out = Command::new("patch")
+                    .args(["-f", "-p1", "--dry-run", "-r", "-", "-i"])
+                    .arg(&patch_file)
+                    .arg(format!("-F{fuzz}"))
+                    .current_dir(dir.path())
+                    .stdin(Stdio::null())
+                    .output()
+                    .unwrap();
+                misordered +=
+                    usize::from(String::from_utf8_lossy(&out.stdout).contains("misordered"));
+            }
+        }
+    }
+    eprintln!(
+        "overlapping hunks with fuzz: {cases} cases compared with GNU patch, {applied} applied, \
+         {} refused ({misordered} of them misordered)",
+        cases - applied
+    );
+    assert!(applied >= 100 && cases - applied >= 100 && misordered >= 20);
 }

@@ -47,6 +47,7 @@ fn hunk(old_start: u64, new_start: u64, body: &[&str]) -> Hunk {
         new_count,
         section: Vec::new(),
         lines,
+        ranges_stated: true,
     }
 }
 
@@ -522,6 +523,7 @@ mod arbitrary {
                 new_count: 9,
                 section: Vec::new(),
                 lines,
+                ranges_stated: true,
             }
         })
     }

@@ -60,6 +60,7 @@ fn hunk() -> impl Strategy<Value = Hunk> {
                 new_count,
                 section,
                 lines,
+                ranges_stated: true,
             }
         })
 }

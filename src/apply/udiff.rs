@@ -3,10 +3,10 @@
 //! Each hunk must match exactly, context and removed lines, line endings included. The search
 //! starts at the line the hunk states (its new-side start, in the file as the earlier hunks left
 //! it) and goes outward, one line after, one line before, two after, and so on, through the
-//! whole file. A hunk that starts at line 0 or 1 must match at the start of the file, and one
-//! with no trailing context at its end. With a fuzz factor N (as GNU patch), a hunk that does
-//! not match may lose up to N leading and N trailing context lines, and is then placed wherever
-//! the search finds it.
+//! whole file, never over a line an earlier hunk wrote. A hunk that starts at line 0 or 1 must
+//! match at the start of the file, and one with no trailing context at its end. A `recount`
+//! hunk without ranges is looked for from the line after the previous hunk, tied to neither
+//! end. With a fuzz factor N ≥ 1 hunks are placed as GNU patch's `patch -F N` places them.
 //!
 //! Files are created, deleted, renamed, copied and given modes as their headers say; git's
 //! binary patches are applied in both forms. A [`DiffSession`] takes the units one at a time:
@@ -48,13 +48,25 @@ enum Action {
 #[derive(Clone, Copy, Debug)]
 struct Span {
     owned: bool,
+    /// A line of a hunk's postimage (context included), which no later hunk may match: git's
+    /// `LINE_PATCHED` (as `git apply` without `--allow-overlap`).
+    patched: bool,
     start: usize,
     end: usize,
 }
 
 /// The file's lines as the hunks so far left them: the lines before the last place a hunk
 /// touched are in `out` (spans of the original or of `arena`), the rest are the original's
-/// from `cursor` on, so that hunks applied in order cost no more than copying spans.
+/// from `cursor` on, so that hunks applied in order cost no more than copying spans. Only
+/// lines in `out` can be patched.
+///
+/// It also keeps where the hunks so far went, for placing the next one: `origin` (the line
+/// after the last applied hunk, where a hunk without ranges is looked for), and GNU patch's
+/// bookkeeping for fuzz, in the original's numbering: `frozen` (its `last_frozen_line`: the
+/// original lines up to the last hunk's last change, which no later hunk may change),
+/// `in_offset` (the offset the last hunk was found at) and `out_offset` (lines added minus
+/// lines removed so far: an original line after `frozen` is that many lines further on in
+/// the image).
 #[derive(Debug, Default)]
 struct Image {
     orig: Vec<u8>,
@@ -62,6 +74,10 @@ struct Image {
     arena: Vec<u8>,
     out: Vec<Span>,
     cursor: usize,
+    origin: usize,
+    frozen: i64,
+    in_offset: i64,
+    out_offset: i64,
 }
 
 impl Image {
@@ -104,6 +120,20 @@ impl Image {
         at + pre.len() <= self.len() && pre.iter().enumerate().all(|(k, l)| self.get(at + k) == l)
     }
 
+    /// Line `i` of the original file.
+    fn original(&self, i: usize) -> &[u8] {
+        let (s, e) = self.lines[i];
+        &self.orig[s..e]
+    }
+
+    /// Some line of `at..at + len` is a line an earlier hunk wrote.
+    fn covers_patched(&self, at: usize, len: usize) -> bool {
+        let end = (at + len).min(self.out.len());
+        self.out
+            .get(at..end)
+            .is_some_and(|s| s.iter().any(|s| s.patched))
+    }
+
     fn take_original(&mut self, count: usize) {
         let end = self.cursor + count;
         self.out.extend(
@@ -111,6 +141,7 @@ impl Image {
                 .iter()
                 .map(|&(start, end)| Span {
                     owned: false,
+                    patched: false,
                     start,
                     end,
                 }),
@@ -125,6 +156,7 @@ impl Image {
             self.arena.extend_from_slice(l);
             spans.push(Span {
                 owned: true,
+                patched: true,
                 start,
                 end: self.arena.len(),
             });
@@ -339,10 +371,15 @@ fn names(h: &FileHeader, strip: usize) -> Result<(Action, String, String), Apply
 
 /// The hunk as written, for error messages.
 fn hunk_text(h: &Hunk) -> Vec<String> {
-    let mut out = vec![format!(
-        "@@ -{},{} +{},{} @@",
-        h.old_start, h.old_count, h.new_start, h.new_count
-    )];
+    let header = if h.ranges_stated {
+        format!(
+            "@@ -{},{} +{},{} @@",
+            h.old_start, h.old_count, h.new_start, h.new_count
+        )
+    } else {
+        "@@ ... @@".to_owned()
+    };
+    let mut out = vec![header];
     for l in &h.lines {
         let prefix = match l.kind {
             LineKind::Context => ' ',
@@ -376,13 +413,17 @@ fn not_found(name: &str) -> ApplyError {
     )
 }
 
-/// The sequence of places to try, outward from `pos`, within `0..=last`.
-fn outward(pos: usize, last: usize) -> impl Iterator<Item = usize> {
-    let pos = pos.min(last);
-    (0..=pos.max(last - pos)).flat_map(move |d| {
-        let after = (pos + d <= last).then_some(pos + d);
-        let before = (d > 0 && d <= pos).then(|| pos - d);
-        after.into_iter().chain(before)
+/// The sequence of places to try, outward from `pos` (moved into the range if outside it):
+/// `pos`, one after, one before, two after, … within `first..=last` (none if that is empty).
+fn outward(pos: usize, first: usize, last: usize) -> impl Iterator<Item = usize> {
+    let pos = pos.clamp(first, last.max(first));
+    let reach = (first <= last).then(|| (pos - first).max(last - pos));
+    reach.into_iter().flat_map(move |r| {
+        (0..=r).flat_map(move |d| {
+            let after = (pos + d <= last).then_some(pos + d);
+            let before = (d > 0 && d <= pos - first).then(|| pos - d);
+            after.into_iter().chain(before)
+        })
     })
 }
 
@@ -627,84 +668,190 @@ pub fn apply_file_patches(
     session.commit()
 }
 
-fn apply_hunk(open: &mut OpenFile, hunk: &Hunk, fuzz: usize) -> Result<(), ApplyError> {
-    let mut pre = Vec::new();
-    let mut post = Vec::new();
-    for l in &hunk.lines {
-        match l.kind {
-            LineKind::Context => {
-                pre.push(with_newline(l));
-                post.push(with_newline(l));
+/// A hunk as the search sees it: its preimage (context and `-` lines) and postimage (context
+/// and `+` lines), and how many context lines it has before its first change and after its
+/// last (a hunk of context only counts all of them on both sides).
+struct Shape {
+    pre: Vec<Vec<u8>>,
+    post: Vec<Vec<u8>>,
+    leading: usize,
+    trailing: usize,
+}
+
+impl Shape {
+    fn new(hunk: &Hunk) -> Shape {
+        let mut pre = Vec::new();
+        let mut post = Vec::new();
+        for l in &hunk.lines {
+            match l.kind {
+                LineKind::Context => {
+                    pre.push(with_newline(l));
+                    post.push(with_newline(l));
+                }
+                LineKind::Remove => pre.push(with_newline(l)),
+                LineKind::Add => post.push(with_newline(l)),
             }
-            LineKind::Remove => pre.push(with_newline(l)),
-            LineKind::Add => post.push(with_newline(l)),
         }
-    }
-    let leading = hunk
-        .lines
-        .iter()
-        .take_while(|l| l.kind == LineKind::Context)
-        .count();
-    let trailing = if leading == hunk.lines.len() {
-        leading
-    } else {
-        hunk.lines
+        let leading = hunk
+            .lines
             .iter()
-            .rev()
             .take_while(|l| l.kind == LineKind::Context)
-            .count()
-    };
-    let match_beginning = hunk.old_start <= 1;
-    let match_end = trailing == 0;
-    let pos = hunk.new_start.saturating_sub(1) as usize;
-    let image = &open.image;
-    let find = |pre: &[Vec<u8>], pos: usize, begin: bool, end: bool| -> Option<usize> {
-        let m = pre.len();
-        let n = image.len();
-        if m > n {
-            return None;
-        }
-        let last = n - m;
-        if begin {
-            return (image.matches_at(0, pre) && (!end || m == n)).then_some(0);
-        }
-        if end {
-            return image.matches_at(last, pre).then_some(last);
-        }
-        let first = pre.first();
-        outward(pos, last).find(|&at| {
-            first.is_none_or(|f| image.get(at) == f.as_slice()) && image.matches_at(at, pre)
-        })
-    };
-    if let Some(at) = find(&pre, pos, match_beginning, match_end) {
-        open.image.replace(at, pre.len(), &post);
-        return Ok(());
-    }
-    // With fuzz, first drop the anchoring (a model's hunk may lack trailing context in the
-    // middle of a file), then up to `fuzz` outer context lines on each side.
-    let tries = if fuzz == 0 { 0 } else { fuzz + 1 };
-    for f in 0..tries {
-        let lead = f.min(leading);
-        let trail = f.min(trailing);
-        if (f > 0 && lead + trail == 0) || lead + trail > pre.len() {
-            continue;
-        }
-        if f == 0 && !(match_beginning || match_end) {
-            continue;
-        }
-        let p = &pre[lead..pre.len() - trail];
-        if let Some(at) = find(p, pos + lead, false, false) {
-            let q = &post[lead..post.len() - trail];
-            open.image.replace(at, p.len(), q);
-            return Ok(());
+            .count();
+        let trailing = if leading == hunk.lines.len() {
+            leading
+        } else {
+            hunk.lines
+                .iter()
+                .rev()
+                .take_while(|l| l.kind == LineKind::Context)
+                .count()
+        };
+        Shape {
+            pre,
+            post,
+            leading,
+            trailing,
         }
     }
-    Err(ApplyError::new(
+}
+
+/// `git apply`'s search (`find_pos`, `match_fragment`): the whole preimage, outward from `pos`,
+/// at the start only when `begin`, at the end only when `end`; never over a patched line.
+fn git_place(image: &Image, pre: &[Vec<u8>], pos: usize, begin: bool, end: bool) -> Option<usize> {
+    let m = pre.len();
+    let n = image.len();
+    let last = n.checked_sub(m)?;
+    let fits = |at: usize| {
+        pre.first().is_none_or(|f| image.get(at) == f.as_slice())
+            && image.matches_at(at, pre)
+            && !image.covers_patched(at, m)
+    };
+    if begin {
+        return (fits(0) && (!end || m == n)).then_some(0);
+    }
+    if end {
+        return fits(last).then_some(last);
+    }
+    outward(pos, 0, last).find(|&at| fits(at))
+}
+
+/// GNU patch's `locate_hunk` at one fuzz level. It works on the original file, as GNU patch
+/// does (numbered from 1, its first `frozen` lines already written out). At fuzz `f`, with `pc`
+/// leading and `sc` trailing context lines and `c` the larger, the first `f + pc - c` and the
+/// last `f + sc - c` context lines are left out; a side where that is negative ties the hunk to
+/// the file's start (the leading side, for a hunk at line 1 or before) or its end (the
+/// trailing side). Otherwise the search goes outward from `guess` (one line after, one before,
+/// two after, …), never starting after the last place the kept lines fit, nor before the first
+/// unfrozen line; but when `guess` is before that line GNU patch's loop first tries places
+/// below it (its `min_offset`), and that is kept: the caller refuses a hunk found there (GNU's
+/// "misordered hunks"). A hunk without ranges is tied to neither end. Returns the line where
+/// the whole preimage (left-out lines included) starts and how many lines were left out at
+/// each side; never line 0, which is GNU's "not found".
+fn gnu_locate(
+    image: &Image,
+    s: &Shape,
+    fuzz: usize,
+    guess: i64,
+    at_line_1: bool,
+    stated: bool,
+) -> Option<(i64, usize, usize)> {
+    let (pc, sc, p) = (s.leading as i64, s.trailing as i64, s.pre.len() as i64);
+    let context = pc.max(sc);
+    let mut lead = fuzz as i64 + pc - context;
+    let mut trail = fuzz as i64 + sc - context;
+    if !stated {
+        lead = lead.max(0);
+        trail = trail.max(0);
+    }
+    let input = image.lines.len() as i64;
+    let frozen = image.frozen;
+    if p == 0 {
+        // A range of no lines matches where it says (GNU: "null range matches always").
+        return (guess != 0).then_some((guess, 0, 0));
+    }
+    let (lead_u, trail_u) = (lead.max(0) as usize, trail.max(0) as usize);
+    if lead_u + trail_u > s.pre.len() {
+        return None;
+    }
+    // Whether the kept lines match with the preimage starting at `line`: lines outside the file
+    // read as empty, as GNU's `ifetch` gives them.
+    let fits = |line: i64| {
+        s.pre[lead_u..s.pre.len() - trail_u]
+            .iter()
+            .enumerate()
+            .all(|(k, want)| {
+                let i = line + lead_u as i64 + k as i64;
+                let have = if (1..=input).contains(&i) {
+                    image.original(i as usize - 1)
+                } else {
+                    b""
+                };
+                have == want.as_slice()
+            })
+    };
+    if lead < 0 && at_line_1 {
+        // Only at the start (the trailing side then keeps what it can: `trail` >= 0).
+        return (frozen <= pc && p - trail <= input && fits(1)).then_some((1, 0, trail_u));
+    }
+    let lead = lead.max(0);
+    if trail < 0 {
+        // Only at the end.
+        let line = input - p + 1;
+        return (line > frozen && line != 0 && fits(line)).then_some((line, lead_u, 0));
+    }
+    let max_where = input - (p - trail) + 1;
+    let min_where = frozen + 1;
+    let max_pos = max_where - guess;
+    let max_neg = guess - min_where;
+    let max_offset = max_pos.max(max_neg);
+    let min_offset = if max_pos < 0 {
+        guess - max_where
+    } else if max_neg < 0 {
+        guess - min_where
+    } else {
+        0
+    };
+    // Only offsets that put the kept lines inside the file can match (they are never empty but
+    // for a last line with no newline and no content, which is not looked for outside it).
+    let kept_empty = lead_u + trail_u == s.pre.len();
+    let lo = 1 - lead;
+    let intervals = [
+        (lo - guess, max_where - guess),
+        (guess - max_where, guess - lo),
+    ];
+    let mut offsets: Vec<(i64, i64)> = intervals
+        .into_iter()
+        .map(|(a, b)| (a.max(min_offset), b.min(max_offset)))
+        .filter(|(a, b)| a <= b)
+        .collect();
+    if kept_empty {
+        offsets = vec![(min_offset, max_offset.min(min_offset.saturating_add(1)))];
+    }
+    offsets.sort_unstable();
+    let mut next = i64::MIN;
+    for (a, b) in offsets {
+        for offset in a.max(next)..=b {
+            if offset <= max_pos && fits(guess + offset) {
+                let line = guess + offset;
+                return (line != 0).then_some((line, lead_u, trail_u));
+            }
+            if offset <= max_neg && fits(guess - offset) {
+                let line = guess - offset;
+                return (line != 0).then_some((line, lead_u, trail_u));
+            }
+        }
+        next = next.max(b + 1);
+    }
+    None
+}
+
+fn not_applied(open: &OpenFile, hunk: &Hunk, fuzz: usize, why: &str) -> ApplyError {
+    ApplyError::new(
         ErrorKind::LinesNotFound,
         "patch",
         &open.old_name,
         format!(
-            "hunk #{} does not apply{}",
+            "hunk #{} does not apply{}{why}",
             open.hunks,
             if fuzz > 0 {
                 format!(" (even with fuzz {fuzz})")
@@ -713,7 +860,88 @@ fn apply_hunk(open: &mut OpenFile, hunk: &Hunk, fuzz: usize) -> Result<(), Apply
             }
         ),
     )
-    .with_lines(hunk_text(hunk)))
+    .with_lines(hunk_text(hunk))
+}
+
+fn apply_hunk(open: &mut OpenFile, hunk: &Hunk, fuzz: usize) -> Result<(), ApplyError> {
+    let s = Shape::new(hunk);
+    if fuzz > 0 {
+        return apply_hunk_fuzzy(open, hunk, &s, fuzz);
+    }
+    let image = &open.image;
+    // As git: a hunk at line 0 or 1 must match at the start, one with no trailing context at
+    // the end; the search starts at the new-side start. A hunk without ranges is looked for
+    // from the line after the last hunk, and tied to neither end.
+    let (begin, end, pos) = if hunk.ranges_stated {
+        (
+            hunk.old_start <= 1,
+            s.trailing == 0,
+            hunk.new_start.saturating_sub(1) as usize,
+        )
+    } else {
+        (false, false, image.origin)
+    };
+    let Some(at) = git_place(image, &s.pre, pos, begin, end) else {
+        return Err(not_applied(open, hunk, 0, ""));
+    };
+    open.image.origin = at + s.post.len();
+    open.image.replace(at, s.pre.len(), &s.post);
+    Ok(())
+}
+
+/// With fuzz, as GNU patch's `-F fuzz` places it: fuzz 0, 1, … up to the hunk's longer
+/// context side, each with [`gnu_locate`], on the original file.
+fn apply_hunk_fuzzy(
+    open: &mut OpenFile,
+    hunk: &Hunk,
+    s: &Shape,
+    fuzz: usize,
+) -> Result<(), ApplyError> {
+    let image = &open.image;
+    let stated = hunk.ranges_stated;
+    // GNU's `pch_first`: the old start, or the line after it for a hunk with no old lines; its
+    // guess is moved by the offset the last hunk was found at. A hunk without ranges: the line
+    // after the last hunk.
+    let first = hunk.old_start as i64 + i64::from(s.pre.is_empty());
+    let guess = if stated {
+        first.saturating_add(image.in_offset)
+    } else {
+        image.origin as i64 - image.out_offset + 1
+    };
+    let max_fuzz = fuzz.min(s.leading.max(s.trailing));
+    let found =
+        (0..=max_fuzz).find_map(|f| gnu_locate(image, s, f, guess, stated && first <= 1, stated));
+    let Some((line, drop_lead, drop_trail)) = found else {
+        return Err(not_applied(open, hunk, fuzz, ""));
+    };
+    // GNU writes the file out up to the hunk's first change: that must not be before what it
+    // has already written ("misordered hunks").
+    let frozen = image.frozen;
+    let start_line = line - 1; // 0-based
+    if frozen > start_line + s.leading as i64 {
+        return Err(not_applied(
+            open,
+            hunk,
+            fuzz,
+            ": it is found only before the previous hunk's changes",
+        ));
+    }
+    // The kept lines from the first one not yet written out; those before it are context.
+    let kept_from = (start_line + drop_lead as i64).max(frozen);
+    let skip = ((kept_from - start_line) as usize).min(s.pre.len().min(s.post.len()) - drop_trail);
+    let old = &s.pre[skip..s.pre.len() - drop_trail];
+    let new = &s.post[skip..s.post.len() - drop_trail];
+    let image = &mut open.image;
+    let at = ((kept_from + image.out_offset).max(0) as usize).min(image.len());
+    let old_len = old.len().min(image.len() - at);
+    if stated {
+        image.in_offset = line - first;
+    }
+    image.out_offset += s.post.len() as i64 - s.pre.len() as i64;
+    image.frozen = frozen.max(start_line + (s.pre.len() - s.trailing) as i64);
+    image.origin = at + new.len();
+    image.replace(at, old_len, new);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -722,10 +950,33 @@ mod tests {
 
     #[test]
     fn outward_goes_after_then_before() {
-        assert_eq!(outward(3, 6).collect::<Vec<_>>(), vec![3, 4, 2, 5, 1, 6, 0]);
-        assert_eq!(outward(0, 2).collect::<Vec<_>>(), vec![0, 1, 2]);
-        assert_eq!(outward(9, 2).collect::<Vec<_>>(), vec![2, 1, 0]);
-        assert_eq!(outward(0, 0).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(
+            outward(3, 0, 6).collect::<Vec<_>>(),
+            vec![3, 4, 2, 5, 1, 6, 0]
+        );
+        assert_eq!(outward(0, 0, 2).collect::<Vec<_>>(), vec![0, 1, 2]);
+        assert_eq!(outward(9, 0, 2).collect::<Vec<_>>(), vec![2, 1, 0]);
+        assert_eq!(outward(0, 0, 0).collect::<Vec<_>>(), vec![0]);
+        // A lower bound: a guess before it searches upward from it.
+        assert_eq!(outward(1, 3, 6).collect::<Vec<_>>(), vec![3, 4, 5, 6]);
+        assert_eq!(outward(5, 3, 6).collect::<Vec<_>>(), vec![5, 6, 4, 3]);
+        assert_eq!(outward(5, 4, 3).count(), 0);
+    }
+
+    #[test]
+    fn replaced_lines_are_patched() {
+        let mut image = Image::new(b"a\nb\nc\nd\n".to_vec());
+        image.replace(1, 1, &[b"B\n".to_vec(), b"b2\n".to_vec()]);
+        assert_eq!(image.finish(), b"a\nB\nb2\nc\nd\n");
+        assert!(!image.covers_patched(0, 1));
+        assert!(image.covers_patched(0, 2));
+        assert!(image.covers_patched(2, 3));
+        assert!(!image.covers_patched(3, 2));
+        // A hunk before the last one materialises the image; the flags move with the lines.
+        image.replace(0, 1, &[b"A\n".to_vec()]);
+        assert_eq!(image.finish(), b"A\nB\nb2\nc\nd\n");
+        assert!(image.covers_patched(0, 1));
+        assert!(!image.covers_patched(3, 2));
     }
 
     #[test]

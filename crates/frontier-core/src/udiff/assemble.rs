@@ -46,6 +46,7 @@ impl PatchAssembler {
                 new_start,
                 new_count,
                 section,
+                ranges_stated,
             } => {
                 self.hunk = Hunk {
                     old_start,
@@ -54,6 +55,7 @@ impl PatchAssembler {
                     new_count,
                     section: section.to_vec(),
                     lines: Vec::new(),
+                    ranges_stated,
                 };
             }
             UdiffEvent::Line { kind } => self.hunk.lines.push(HunkLine {

@@ -35,6 +35,10 @@ pub enum UdiffEvent<'a> {
         new_count: u64,
         /// The text after the closing `@@`, without its leading space.
         section: &'a [u8],
+        /// The header has ranges; `false` only in `recount` mode for `@@ ... @@`, `@@` and
+        /// other headers without ranges in the usual form (the four numbers are then 0). Not
+        /// part of the JSON record, which says 0.
+        ranges_stated: bool,
     },
     /// A body line starts; its content follows as [`UdiffEvent::LineData`].
     Line {
@@ -166,6 +170,7 @@ impl Event for UdiffEvent<'_> {
                 new_start,
                 new_count,
                 section,
+                ranges_stated: _,
             } => {
                 visit("old_start", Value::U64(old_start));
                 visit("old_count", Value::U64(old_count));

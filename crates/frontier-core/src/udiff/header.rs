@@ -209,8 +209,8 @@ pub fn section(line: &[u8]) -> &[u8] {
 }
 
 /// The ranges of a `recount` hunk header, if it has them in the usual form (counts default to
-/// 1); otherwise zeros.
-pub fn lenient_ranges(line: &[u8]) -> [u64; 4] {
+/// 1); `None` when they are absent (`@@ ... @@`, `@@`) or in another form.
+pub fn lenient_ranges(line: &[u8]) -> Option<[u64; 4]> {
     fn range(v: &[u8]) -> Option<(u64, u64, &[u8])> {
         let digits = v.iter().take_while(|d| d.is_ascii_digit()).count();
         if digits == 0 {
@@ -234,7 +234,7 @@ pub fn lenient_ranges(line: &[u8]) -> [u64; 4] {
         let (c, d, _) = range(v)?;
         Some([a, b, c, d])
     };
-    parse().unwrap_or([0; 4])
+    parse()
 }
 
 #[cfg(test)]
@@ -282,7 +282,8 @@ mod tests {
             (b"abc".to_vec(), b"def".to_vec(), Some(0o100644))
         );
         assert_eq!(section(b"@@ -1 +1 @@ fn main\n"), b"fn main");
-        assert_eq!(lenient_ranges(b"@@ -3 +4,5 @@\n"), [3, 1, 4, 5]);
-        assert_eq!(lenient_ranges(b"@@ ... @@\n"), [0; 4]);
+        assert_eq!(lenient_ranges(b"@@ -3 +4,5 @@\n"), Some([3, 1, 4, 5]));
+        assert_eq!(lenient_ranges(b"@@ ... @@\n"), None);
+        assert_eq!(lenient_ranges(b"@@\n"), None);
     }
 }

@@ -309,11 +309,12 @@ impl UdiffParser {
                 let ranges = if self.machine.mode() == Mode::Recount {
                     header::lenient_ranges(&self.line)
                 } else {
-                    self.machine.ranges()
+                    Some(self.machine.ranges())
                 };
                 self.old_seen = 0;
                 self.new_seen = 0;
-                let [old_start, old_count, new_start, new_count] = ranges;
+                let ranges_stated = ranges.is_some();
+                let [old_start, old_count, new_start, new_count] = ranges.unwrap_or([0; 4]);
                 let section = header::section(&self.line);
                 send(
                     &mut self.garbage_start,
@@ -324,6 +325,7 @@ impl UdiffParser {
                         new_start,
                         new_count,
                         section,
+                        ranges_stated,
                     },
                 );
                 self.line.clear();

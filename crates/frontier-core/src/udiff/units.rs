@@ -25,7 +25,7 @@ pub struct HunkLine {
 }
 
 /// A hunk, confirmed whole.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hunk {
     /// `a` of `-a,b`.
     pub old_start: u64,
@@ -39,6 +39,25 @@ pub struct Hunk {
     pub section: Vec<u8>,
     /// The body lines.
     pub lines: Vec<HunkLine>,
+    /// The header states the ranges. `false` only in `recount` mode, for a header without
+    /// them (`@@ ... @@`, `@@`): the starts are then 0 and mean nothing, and an engine places
+    /// the hunk by searching (the counts are the real ones either way).
+    pub ranges_stated: bool,
+}
+
+impl Default for Hunk {
+    /// An empty hunk with stated ranges `-0,0 +0,0`.
+    fn default() -> Hunk {
+        Hunk {
+            old_start: 0,
+            old_count: 0,
+            new_start: 0,
+            new_count: 0,
+            section: Vec::new(),
+            lines: Vec::new(),
+            ranges_stated: true,
+        }
+    }
 }
 
 /// One block of a `GIT binary patch`.
