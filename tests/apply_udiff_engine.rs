@@ -155,7 +155,8 @@ fn fuzz_drops_outer_context_when_asked() {
 #[test]
 fn fuzz_also_lifts_the_anchoring_of_hunks_without_context() {
     // A `-U0` hunk in the middle of a file: git refuses it (no trailing context means "at the
-    // end"); with fuzz it goes where its line is.
+    // end"); with fuzz it is placed as GNU patch places it, and GNU ties a hunk to an end only
+    // when one side has less context than the other, so it goes where its line is.
     let p = git_patch("f", "f", vec![hunk(5, 5, &["-l5", "+L5"])]);
     let dir = workspace(&[("f", &numbered(10))]);
     let e = apply(&dir, DiffOptions::default(), std::slice::from_ref(&p)).unwrap_err();
