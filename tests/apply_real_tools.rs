@@ -731,6 +731,48 @@ fn hunk_body(
     )
 }
 
+/// A file of few distinct lines and a diff of 2 to 4 hunks (under `header`), each cut from the
+/// file as the hunks before it left it, mostly near the previous one, so that hunks often
+/// overlap what earlier ones wrote or come before them; `min_context` to 2 context lines a
+/// side.
+fn overlapping_hunks(seed: u64, header: &str, min_context: usize) -> (Vec<String>, String) {
+    let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
+    let context = |rng: &mut Rng| min_context + rng.below(3 - min_context);
+    let words = ["a", "b", "c", "a b"];
+    let n = 8 + rng.below(25);
+    let orig: Vec<String> = (0..n)
+        .map(|_| words[rng.below(words.len())].to_owned())
+        .collect();
+    let mut cur = orig.clone();
+    let mut diff = String::from(header);
+    let mut at = 0;
+    for k in 0..2 + rng.below(3) {
+        if cur.len() < 4 {
+            break;
+        }
+        let p = if k > 0 && rng.below(3) > 0 {
+            (at + cur.len() - 2 + rng.below(5)) % (cur.len() - 3)
+        } else {
+            rng.below(cur.len() - 3)
+        };
+        let lead = context(&mut rng);
+        let del = rng.below(2);
+        let trail = context(&mut rng).min(cur.len() - p - lead - del);
+        let add: Vec<String> = (0..1 + rng.below(2))
+            .map(|_| format!("{} {k}", words[rng.below(words.len())]))
+            .collect();
+        let (l, d, t) = (
+            cur[p..p + lead].to_vec(),
+            cur[p + lead..p + lead + del].to_vec(),
+            cur[p + lead + del..p + lead + del + trail].to_vec(),
+        );
+        diff.push_str(&hunk_body(p + 1, &l, &d, &add, &t));
+        cur.splice(p + lead..p + lead + del, add.iter().cloned());
+        at = p;
+    }
+    (orig, diff)
+}
+
 #[test]
 fn overlapping_hunks_are_placed_as_git_apply_places_them() {
     // Hunk 2's preimage is what hunk 1 just wrote (`A B 22`), and also an untouched copy near
@@ -777,40 +819,7 @@ fn overlapping_hunks_are_placed_as_git_apply_places_them() {
     // it left it, often over what they wrote.
     let (mut compared, mut refused, mut overlap_mattered) = (0, 0, 0);
     for seed in 0..150u64 {
-        let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
-        let words = ["a", "b", "c", "a b"];
-        let n = 8 + rng.below(25);
-        let orig: Vec<String> = (0..n)
-            .map(|_| words[rng.below(words.len())].to_owned())
-            .collect();
-        let mut cur = orig.clone();
-        let mut diff = String::from("diff --git a/f b/f\n--- a/f\n+++ b/f\n");
-        let mut at = 0;
-        for k in 0..2 + rng.below(3) {
-            if cur.len() < 4 {
-                break;
-            }
-            // Mostly near the previous hunk, so that hunks overlap.
-            let p = if k > 0 && rng.below(3) > 0 {
-                (at + cur.len() - 2 + rng.below(5)) % (cur.len() - 3)
-            } else {
-                rng.below(cur.len() - 3)
-            };
-            let lead = 1 + rng.below(2);
-            let del = rng.below(2);
-            let trail = (1 + rng.below(2)).min(cur.len() - p - lead - del);
-            let add: Vec<String> = (0..1 + rng.below(2))
-                .map(|_| format!("{} {k}", words[rng.below(words.len())]))
-                .collect();
-            let (l, d, t) = (
-                cur[p..p + lead].to_vec(),
-                cur[p + lead..p + lead + del].to_vec(),
-                cur[p + lead + del..p + lead + del + trail].to_vec(),
-            );
-            diff.push_str(&hunk_body(p + 1, &l, &d, &add, &t));
-            cur.splice(p + lead..p + lead + del, add.iter().cloned());
-            at = p;
-        }
+        let (orig, diff) = overlapping_hunks(seed, "diff --git a/f b/f\n--- a/f\n+++ b/f\n", 1);
         let (ours, theirs) = two_copies(lines_of(&orig).as_bytes());
         let theirs_ok = git_apply_try(theirs.path(), diff.as_bytes(), &[]);
         let ours_r = frontier_try(ours.path(), diff.as_bytes(), UdiffParser::git(), 0);
@@ -1079,39 +1088,7 @@ fn fuzz_places_hunks_as_gnu_patch_does() {
 fn fuzz_on_overlapping_and_misordered_hunks_agrees_with_gnu_patch() {
     let (mut cases, mut applied, mut misordered) = (0, 0, 0);
     for seed in 0..300u64 {
-        let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1);
-        let words = ["a", "b", "c", "a b"];
-        let n = 8 + rng.below(25);
-        let orig: Vec<String> = (0..n)
-            .map(|_| words[rng.below(words.len())].to_owned())
-            .collect();
-        let mut cur = orig.clone();
-        let mut diff = String::from("--- a/f\n+++ b/f\n");
-        let mut at = 0;
-        for k in 0..2 + rng.below(3) {
-            if cur.len() < 4 {
-                break;
-            }
-            let p = if k > 0 && rng.below(3) > 0 {
-                (at + cur.len() - 2 + rng.below(5)) % (cur.len() - 3)
-            } else {
-                rng.below(cur.len() - 3)
-            };
-            let lead = rng.below(3);
-            let del = rng.below(2);
-            let trail = rng.below(3).min(cur.len() - p - lead - del);
-            let add: Vec<String> = (0..1 + rng.below(2))
-                .map(|_| format!("{} {k}", words[rng.below(words.len())]))
-                .collect();
-            let (l, d, t) = (
-                cur[p..p + lead].to_vec(),
-                cur[p + lead..p + lead + del].to_vec(),
-                cur[p + lead + del..p + lead + del + trail].to_vec(),
-            );
-            diff.push_str(&hunk_body(p + 1, &l, &d, &add, &t));
-            cur.splice(p + lead..p + lead + del, add.iter().cloned());
-            at = p;
-        }
+        let (orig, diff) = overlapping_hunks(seed, "--- a/f\n+++ b/f\n", 0);
         for fuzz in 1..=2 {
             cases += 1;
             let what = format!("seed {seed}");

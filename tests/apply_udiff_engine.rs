@@ -137,19 +137,7 @@ fn fuzz_drops_outer_context_when_asked() {
         "f",
         vec![hunk(3, 3, &[" l3", " l4", "-l5", "+L5", " l6", " l7"])],
     );
-    let dir = workspace(&[("f", &text)]);
-    let e = apply(&dir, DiffOptions::default(), std::slice::from_ref(&p)).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::LinesNotFound);
-    apply(
-        &dir,
-        DiffOptions {
-            strip: Some(1),
-            fuzz: 1,
-        },
-        &[p],
-    )
-    .unwrap();
-    assert_eq!(read(&dir, "f"), text.replace("l5\n", "L5\n"));
+    refused_exactly_then_applied_with_fuzz_1(&text, p, &text.replace("l5\n", "L5\n"));
 }
 
 #[test]
@@ -158,19 +146,23 @@ fn fuzz_also_lifts_the_anchoring_of_hunks_without_context() {
     // end"); with fuzz it is placed as GNU patch places it, and GNU ties a hunk to an end only
     // when one side has less context than the other, so it goes where its line is.
     let p = git_patch("f", "f", vec![hunk(5, 5, &["-l5", "+L5"])]);
-    let dir = workspace(&[("f", &numbered(10))]);
+    let text = numbered(10);
+    refused_exactly_then_applied_with_fuzz_1(&text, p, &text.replace("l5\n", "L5\n"));
+}
+
+/// `p` on a file `f` holding `text`: refused without fuzz (nothing changed), then `want` with
+/// fuzz 1.
+fn refused_exactly_then_applied_with_fuzz_1(text: &str, p: FilePatch, want: &str) {
+    let dir = workspace(&[("f", text)]);
     let e = apply(&dir, DiffOptions::default(), std::slice::from_ref(&p)).unwrap_err();
     assert_eq!(e.kind, ErrorKind::LinesNotFound);
-    apply(
-        &dir,
-        DiffOptions {
-            strip: Some(1),
-            fuzz: 1,
-        },
-        &[p],
-    )
-    .unwrap();
-    assert_eq!(read(&dir, "f"), numbered(10).replace("l5\n", "L5\n"));
+    assert_eq!(read(&dir, "f"), text);
+    let fuzz_1 = DiffOptions {
+        strip: Some(1),
+        fuzz: 1,
+    };
+    apply(&dir, fuzz_1, &[p]).unwrap();
+    assert_eq!(read(&dir, "f"), want);
 }
 
 #[test]
