@@ -331,6 +331,26 @@ fn trace_exits_1_unless_the_input_is_complete() {
     );
 }
 
+/// A directory opens on Linux and fails only its first read: refused before anything is
+/// printed, by every command that reads a `FILE`, with exit status 2.
+#[test]
+fn a_directory_is_refused_before_anything_is_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for args in [
+        vec!["trace", "--lang", "ctl", d],
+        vec!["trace", "--lang", "udiff", "--summary", d],
+        vec!["events", "--lang", "apply_patch", d],
+        vec!["check", "--lang", "ctl", "--json", d],
+        vec!["calls", d],
+        vec!["stream", "--api", "openai-chat", d],
+    ] {
+        let (code, out, err) = run(&os(&args), b"");
+        assert_eq!((code, out.as_str()), (2, ""), "{args:?}: {err}");
+        assert!(err.contains("is a directory"), "{args:?}: {err}");
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn file_names_need_not_be_utf8_and_are_shown_escaped() {

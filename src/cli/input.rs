@@ -20,13 +20,19 @@ pub struct Input {
 }
 
 impl Input {
-    /// Opens a path, `-` being standard input.
+    /// Opens a path, `-` being standard input. A directory is refused here, as Linux lets
+    /// it be opened and fails only the first read: by then a command that prints as it reads
+    /// (`trace`'s state before the first byte) would have printed.
     pub fn open(path: impl AsRef<OsStr>) -> io::Result<Input> {
         let path = path.as_ref();
         let reader: Box<dyn Read> = if path == "-" {
             Box::new(io::stdin().lock())
         } else {
-            Box::new(File::open(path)?)
+            let file = File::open(path)?;
+            if file.metadata()?.is_dir() {
+                return Err(io::Error::from(io::ErrorKind::IsADirectory));
+            }
+            Box::new(file)
         };
         Ok(Input {
             reader,
