@@ -217,3 +217,29 @@ fn a_mode_an_earlier_file_patch_set_survives_a_later_edit_of_the_same_file() {
     assert_eq!(file_mode(&after, "bin.sh"), 0o755);
     assert_eq!(fs::read(dir.path().join("bin.sh")).unwrap(), b"c\n");
 }
+
+#[test]
+fn a_file_replaced_by_a_directory_of_its_name_applies_as_in_git() {
+    // `git diff` of `d` (a file) becoming `d/f`: the deletion of `d` comes first.
+    let diff = b"diff --git a/d b/d\ndeleted file mode 100644\nindex f73f309..0000000\n--- a/d\n+++ /dev/null\n@@ -1 +0,0 @@\n-file\ndiff --git a/d/f b/d/f\nnew file mode 100644\nindex 0000000..f05648e\n--- /dev/null\n+++ b/d/f\n@@ -0,0 +1 @@\n+inner\n";
+    let setup = |root: &Path| {
+        fs::write(root.join("d"), "file\n").unwrap();
+        fs::write(root.join("keep"), "k\n").unwrap();
+    };
+    let after = same_as_git(setup, diff);
+    let names: Vec<_> = after.iter().map(|e| (e.0.to_str().unwrap(), e.1)).collect();
+    assert_eq!(names, [("d", "dir"), ("d/f", "file"), ("keep", "file")]);
+    // apply_patch, under both policies.
+    for policy in ["safe", "codex"] {
+        let dir = tempfile::tempdir().unwrap();
+        setup(dir.path());
+        let patch = b"*** Begin Patch\n*** Delete File: d\n*** Add File: d/f\n+inner\n*** End Patch\n";
+        let (code, out, err) = frontier(
+            dir.path(),
+            &["--lang", "apply_patch", "--policy", policy],
+            patch,
+        );
+        assert_eq!((code, out.as_str()), (0, "D d\nA d/f\n"), "{policy}: {err}");
+        assert_eq!(fs::read(dir.path().join("d/f")).unwrap(), b"inner\n");
+    }
+}

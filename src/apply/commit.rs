@@ -3,7 +3,10 @@
 //!
 //! Phase 1 writes every new content to a temporary file `.frontier-<pid>-<n>.tmp` next to its
 //! target (making the directories it needs). Nothing visible has changed yet; a failure removes
-//! the temporary files and the directories made for them.
+//! the temporary files and the directories made for them. A target under a path that is a
+//! file now (`d/f` where the patch deletes the file `d` first) cannot have its directories
+//! yet: its temporary file goes beside that file, and its directories are made in phase 2,
+//! right before it is put in place, as steps that are undone like the others.
 //!
 //! Phase 2 puts the changes in place, in the order they were staged. Under
 //! `OnFailure::Undo` (all or nothing) every original is kept until the last step succeeded:
@@ -67,6 +70,8 @@ enum Undo {
     /// The original is still in place, and also linked at this path: remove the link.
     /// (Renaming one hard link over another of the same file does nothing.)
     Unlink(PathBuf),
+    /// A directory phase 2 made for a file under it: remove it (it is empty once the file is).
+    RemoveDir(PathBuf),
 }
 
 /// Puts `steps` in place. `prune_empty_dirs`: after a deletion, remove the directories it
@@ -153,6 +158,10 @@ fn take(
             let tmp = prepared
                 .temp(n)
                 .ok_or_else(|| io::Error::other("no temporary file"))?;
+            if let Some(dir) = prepared.deferred_dir(n) {
+                make_dirs_undoable(dir, n, taken)?;
+            }
+            let file_entry = taken.len();
             if keep {
                 let backup = backup_path(step.full, n);
                 if fs::hard_link(step.full, &backup).is_ok() {
@@ -164,13 +173,13 @@ fn take(
             }
             injected(faults.apply, n)?;
             fs::rename(tmp, step.full)?;
-            match taken.last_mut() {
-                Some((i, undo)) if *i == n => {
+            match taken.get_mut(file_entry) {
+                Some((_, undo)) => {
                     if let Undo::Unlink(backup) = undo {
                         *undo = Undo::Restore(std::mem::take(backup));
                     }
                 }
-                _ => taken.push((n, Undo::Remove)),
+                None => taken.push((n, Undo::Remove)),
             }
         }
         None if !exists => injected(faults.apply, n)?,
@@ -191,6 +200,20 @@ fn take(
     Ok(())
 }
 
+/// Makes `dir` and the directories above it that are missing, each recorded in `taken` as
+/// part of step `n`.
+fn make_dirs_undoable(dir: &Path, n: usize, taken: &mut Vec<(usize, Undo)>) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent() {
+        make_dirs_undoable(parent, n, taken)?;
+    }
+    fs::create_dir(dir)?;
+    taken.push((n, Undo::RemoveDir(dir.to_path_buf())));
+    Ok(())
+}
+
 /// Undoes the steps taken, last first; returns the paths it could not restore, with why.
 fn undo(steps: &[Step<'_>], taken: Vec<(usize, Undo)>, faults: Faults) -> Vec<String> {
     let mut unrestored = Vec::new();
@@ -200,6 +223,7 @@ fn undo(steps: &[Step<'_>], taken: Vec<(usize, Undo)>, faults: Faults) -> Vec<St
             Undo::Remove => fs::remove_file(step.full),
             Undo::Restore(backup) => fs::rename(backup, step.full),
             Undo::Unlink(backup) => fs::remove_file(backup),
+            Undo::RemoveDir(dir) => fs::remove_dir(dir),
         });
         if let Err(err) = result {
             let left = match &undo {
@@ -208,6 +232,7 @@ fn undo(steps: &[Step<'_>], taken: Vec<(usize, Undo)>, faults: Faults) -> Vec<St
                 Undo::Unlink(backup) => {
                     format!("the original is also linked at {}", backup.display())
                 }
+                Undo::RemoveDir(dir) => format!("the directory {} is still there", dir.display()),
             };
             unrestored.push(format!("{} ({err}; {left})", step.display));
         }
@@ -233,11 +258,13 @@ fn injected(_at: Option<usize>, _n: usize) -> io::Result<()> {
     Ok(())
 }
 
-/// Temporary files written in phase 1, and the directories made for them.
+/// Temporary files written in phase 1, the directories made for them, and the directories
+/// left for phase 2 (a file is in their place now).
 #[derive(Default)]
 struct Prepared {
     temps: Vec<(usize, PathBuf)>,
     made_dirs: Vec<PathBuf>,
+    deferred: Vec<(usize, PathBuf)>,
 }
 
 impl Prepared {
@@ -250,14 +277,31 @@ impl Prepared {
         mode: Option<u32>,
     ) -> io::Result<()> {
         let parent = full.parent().unwrap_or(ws.root());
-        self.make_dirs(parent)?;
-        let tmp = parent.join(format!(".frontier-{}-{n}.tmp", std::process::id()));
+        let beside = match file_in_the_way(parent) {
+            Some(file) => {
+                self.deferred.push((n, parent.to_path_buf()));
+                file.parent().unwrap_or(ws.root()).to_path_buf()
+            }
+            None => {
+                self.make_dirs(parent)?;
+                parent.to_path_buf()
+            }
+        };
+        let tmp = beside.join(format!(".frontier-{}-{n}.tmp", std::process::id()));
         self.temps.push((n, tmp.clone()));
         fs::write(&tmp, data)?;
         if let Some(mode) = mode.or_else(|| file_mode(full)) {
             set_mode(&tmp, mode)?;
         }
         Ok(())
+    }
+
+    /// The directory step `n` needs made in phase 2, if a file stood in its place in phase 1.
+    fn deferred_dir(&self, n: usize) -> Option<&Path> {
+        self.deferred
+            .iter()
+            .find(|(i, _)| *i == n)
+            .map(|(_, dir)| dir.as_path())
     }
 
     fn temp(&self, n: usize) -> Option<&Path> {
@@ -289,6 +333,13 @@ impl Prepared {
             let _ = fs::remove_dir(dir);
         }
     }
+}
+
+/// The nearest existing path at or above `dir` when it is not a directory (a file where a
+/// directory is to be made): `None` when it is one, or nothing above `dir` exists.
+fn file_in_the_way(dir: &Path) -> Option<&Path> {
+    let existing = dir.ancestors().find(|a| fs::symlink_metadata(a).is_ok())?;
+    (!existing.is_dir()).then_some(existing)
 }
 
 #[cfg(unix)]

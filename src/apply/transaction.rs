@@ -556,6 +556,67 @@ mod tests {
         );
     }
 
+    /// A file `d` deleted and `d/e/f` written in its place, then `a.txt` updated: the
+    /// directories under `d` can only be made once `d` is gone.
+    fn file_then_directory() -> (tempfile::TempDir, Transaction) {
+        let (dir, mut tx) = setup();
+        fs::write(dir.path().join("d"), "file\n").unwrap();
+        let d = tx.resolve("delete", "d").unwrap();
+        tx.delete(d, "d");
+        let f = tx.resolve("add", "d/e/f").unwrap();
+        assert_eq!(tx.presence(&f), Presence::Missing);
+        tx.write(f, "d/e/f", b"f\n".to_vec(), None);
+        let a = tx.resolve("update", "a.txt").unwrap();
+        tx.write(a, "a.txt", b"A\n".to_vec(), None);
+        (dir, tx)
+    }
+
+    #[test]
+    fn a_directory_takes_the_place_of_a_file_deleted_before_it() {
+        for at in 0..3 {
+            let (dir, mut tx) = file_then_directory();
+            let before = snapshot(dir.path());
+            tx.faults.apply = Some(at);
+            let err = tx.commit().unwrap_err();
+            assert!(err.unrestored().is_empty(), "step {at}: {err}");
+            assert_eq!(snapshot(dir.path()), before, "step {at}");
+        }
+        let (dir, tx) = file_then_directory();
+        let letters: String = tx
+            .commit()
+            .unwrap()
+            .iter()
+            .map(|c| c.kind.letter())
+            .collect();
+        assert_eq!(letters, "DAM");
+        let names: Vec<String> = snapshot(dir.path())
+            .into_iter()
+            .map(|e| e.0.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["a.txt", "d", "d/e", "d/e/f"]);
+        assert_eq!(fs::read(dir.path().join("d/e/f")).unwrap(), b"f\n");
+        // In order (the codex policy), the same.
+        let (dir, tx) = file_then_directory();
+        let (written, err) = tx.commit_in_order();
+        assert!(err.is_none() && written.len() == 3, "{err:?}");
+        assert_eq!(fs::read(dir.path().join("d/e/f")).unwrap(), b"f\n");
+        // A file in the way that stays is a failure at its step, with nothing changed.
+        let (dir, mut tx) = setup();
+        fs::write(dir.path().join("d"), "file\n").unwrap();
+        let a = tx.resolve("update", "a.txt").unwrap();
+        tx.write(a, "a.txt", b"A\n".to_vec(), None);
+        let f = tx.resolve("add", "d/f").unwrap();
+        tx.write(f, "d/f", b"f\n".to_vec(), None);
+        let before = snapshot(dir.path());
+        let err = tx.commit().unwrap_err();
+        assert_eq!(
+            (err.kind, err.path.as_str()),
+            (ErrorKind::Io, "d/f"),
+            "{err}"
+        );
+        assert_eq!(snapshot(dir.path()), before);
+    }
+
     #[test]
     fn an_undo_that_fails_names_the_path_it_could_not_restore() {
         let (dir, mut tx) = five_steps();

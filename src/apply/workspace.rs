@@ -231,7 +231,16 @@ impl Workspace {
                     _ => return Err(PathError::SymlinkOutside(original.to_owned())),
                 },
                 Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                // Nothing is under a file (a patch may delete it and make a directory there),
+                // so there is no link further on to follow.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                    ) =>
+                {
+                    return Ok(())
+                }
                 Err(e) => return Err(PathError::Io(original.to_owned(), e)),
             }
         }
