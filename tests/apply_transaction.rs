@@ -233,7 +233,8 @@ fn a_file_replaced_by_a_directory_of_its_name_applies_as_in_git() {
     for policy in ["safe", "codex"] {
         let dir = tempfile::tempdir().unwrap();
         setup(dir.path());
-        let patch = b"*** Begin Patch\n*** Delete File: d\n*** Add File: d/f\n+inner\n*** End Patch\n";
+        let patch =
+            b"*** Begin Patch\n*** Delete File: d\n*** Add File: d/f\n+inner\n*** End Patch\n";
         let (code, out, err) = frontier(
             dir.path(),
             &["--lang", "apply_patch", "--policy", policy],
