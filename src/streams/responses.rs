@@ -55,6 +55,9 @@ struct ResponseEvent<'a> {
     item: Option<Item<'a>>,
     response: Option<Response>,
     message: Option<String>,
+    /// An `error` event's object, where a server nests it (`{"type":"error","error":{…}}`)
+    /// rather than giving its `message` beside the type as OpenAI does.
+    error: Option<serde_json::Value>,
 }
 
 /// Only the type, for an event whose other fields did not fit.
@@ -243,7 +246,16 @@ impl Responses {
                 Err(turn.error(StreamErrorKind::ProviderError, message))
             }
             "error" => {
-                let message = event.message.unwrap_or_else(|| super::shown(data));
+                let message = event
+                    .message
+                    .or_else(|| {
+                        event
+                            .error
+                            .as_ref()
+                            .filter(|e| !e.is_null())
+                            .map(error_message)
+                    })
+                    .unwrap_or_else(|| super::shown(data));
                 Err(turn.error(StreamErrorKind::ProviderError, message))
             }
             other if IGNORED.contains(&other) => Ok(()),
@@ -494,6 +506,17 @@ mod tests {
         let (_, summary) = read(Api::OpenAiResponses, &[ADDED, stray]);
         assert_eq!(summary.error.unwrap().kind, StreamErrorKind::UnknownCall);
         assert_eq!(summary.incomplete.len(), 1);
+        for error in [
+            r#"{"type":"error","code":"server_error","message":"boom","sequence_number":3}"#,
+            r#"{"type":"error","error":{"type":"server_error","message":"boom"}}"#,
+        ] {
+            let (_, summary) = read(Api::OpenAiResponses, &[ADDED, error]);
+            let error = summary.error.unwrap();
+            assert_eq!(
+                (error.kind, error.message.as_str()),
+                (StreamErrorKind::ProviderError, "boom")
+            );
+        }
         let failed = r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"boom"}}}"#;
         let (_, summary) = read(Api::OpenAiResponses, &[failed]);
         assert_eq!(summary.finish_reason.as_deref(), Some("failed"));
