@@ -24,8 +24,10 @@
 //! Several entries in one chunk are taken in order, so a whole call in one delta, or the end
 //! of one call and the start of the next, are read like any other split. A chunk's `usage`
 //! (the last chunk's, `choices: []`, when the request asked for it) is the turn's usage
-//! ([`super::usage`]); `obfuscation` and other unknown fields are ignored. Text is `delta.content`; reasoning `delta.reasoning_content` or `delta.reasoning`
-//! (a delta with both, as vLLM sends, has its reasoning in `reasoning_content`).
+//! ([`super::usage`]); `obfuscation` and other unknown fields are ignored. Text is `delta.content` (and
+//! `delta.refusal`, as the Responses reader takes `response.refusal.delta`); reasoning
+//! `delta.reasoning_content` or `delta.reasoning` (a delta with both, as vLLM sends, has its
+//! reasoning in `reasoning_content`).
 //! Only choice 0 is read: a stream of several choices (`n` > 1) is a `bad_event` error. An
 //! object with an `error` field, or an event named `error`, is the server's error.
 
@@ -58,6 +60,10 @@ struct Choice<'a> {
 struct Delta<'a> {
     #[serde(borrow)]
     content: Option<Cow<'a, str>>,
+    /// A refusal streamed in place of content: text, as the Responses API's
+    /// `response.refusal.delta` is.
+    #[serde(borrow)]
+    refusal: Option<Cow<'a, str>>,
     #[serde(borrow)]
     reasoning_content: Option<Cow<'a, str>>,
     #[serde(borrow)]
@@ -164,8 +170,8 @@ impl Chat {
         if let Some(reasoning) = reasoning {
             turn.reasoning(reasoning, on_event)?;
         }
-        if let Some(content) = &delta.content {
-            turn.text(content, on_event)?;
+        for text in [&delta.content, &delta.refusal].into_iter().flatten() {
+            turn.text(text, on_event)?;
         }
         for entry in delta.tool_calls.into_iter().flatten() {
             self.entry(entry, turn, on_event)?;
@@ -428,6 +434,20 @@ mod tests {
         let (calls, summary) = read(Api::OpenAiChat, &[&first, &finish("length")]);
         assert!(calls.is_empty());
         assert_eq!(summary.incomplete[0].text, "{\"a\"");
+    }
+
+    #[test]
+    fn a_refusal_is_text() {
+        let refusal = |r: &str| {
+            format!(r#"{{"choices":[{{"index":0,"delta":{{"content":null,"refusal":"{r}"}}}}]}}"#)
+        };
+        let stop = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#;
+        let (calls, summary) = read(
+            Api::OpenAiChat,
+            &[&refusal("I can"), &refusal("not."), stop, "[DONE]"],
+        );
+        assert!(calls.is_empty());
+        assert_eq!(summary.text, "I cannot.");
     }
 
     #[test]
