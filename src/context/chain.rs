@@ -88,9 +88,14 @@ pub fn check(stage: &Stage<'_>) -> Vec<Violation> {
 /// chain's ids.
 fn interposed(stage: &Stage<'_>, at: usize, slot: Option<Slot>) -> Option<(String, String)> {
     let store = stage.store;
-    // Back to the nearest head over results and reasoning traces.
+    // Back to the nearest head in the view, over results, reasoning traces and the blocks out
+    // of the view (an archived chain interleaved with a visible one is not what the endpoint
+    // sees between the visible head and its results).
     let head = (0..at).rev().map(|i| store.at(i)).find_map(|s| {
         let b = store.block(s);
+        if !stage.get(s).is_visible() {
+            return None;
+        }
         match b.api() {
             Some(api) if api.is_head() => Some(Some(s)),
             Some(api) if api.tool_call_id.is_some() => None,
