@@ -58,6 +58,11 @@ int32_t frontier_matcher_fill_mask(FrontierMatcher *m, uint32_t *dst, size_t dst
 int32_t frontier_matcher_accept_token(FrontierMatcher *m, uint32_t token); /* 1, 0, -1 */
 int32_t frontier_matcher_validate_tokens(const FrontierMatcher *m, const uint32_t *tokens,
                                          size_t n_tokens);   /* accepted prefix, or -1 */
+/* All of tokens or none: 1, 0 (one refused: unchanged, the first refused in last_error), -1. */
+int32_t frontier_matcher_accept_tokens(FrontierMatcher *m, const uint32_t *tokens,
+                                       size_t n_tokens);
+/* Stuck: not terminated and no token (EOS included) allowed. */
+bool frontier_matcher_is_error(const FrontierMatcher *m);
 int32_t frontier_matcher_rollback(FrontierMatcher *m, size_t n_tokens);
 int32_t frontier_matcher_reset(FrontierMatcher *m);
 bool frontier_matcher_is_accepting(const FrontierMatcher *m);

@@ -168,6 +168,62 @@ pub unsafe extern "C" fn frontier_matcher_accept_token(m: *mut FrontierMatcher, 
     })
 }
 
+/// Accepts all of `tokens` or none: 1, or 0 (one is refused: the matcher is unchanged and the
+/// last error names the first refused token and why), or −1 for a NULL handle or array.
+///
+/// # Safety
+/// `m` is NULL or live; `tokens` is NULL (with `n_tokens == 0`) or `n_tokens` ids.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_accept_tokens(
+    m: *mut FrontierMatcher,
+    tokens: *const u32,
+    n_tokens: usize,
+) -> i32 {
+    // SAFETY: the caller's contract.
+    let Some(m) = (unsafe { exclusive(m) }) else {
+        return -1;
+    };
+    m.run(-1, |m| {
+        // SAFETY: the caller's contract on `tokens`.
+        let tokens = unsafe { c_slice(tokens, n_tokens, "tokens")? };
+        let accepted = m.matcher.validate_tokens(tokens);
+        if accepted == tokens.len() {
+            for &token in tokens {
+                m.matcher.consume(token).map_err(|e| e.to_string())?;
+            }
+            return Ok(1);
+        }
+        // The reason, from a copy taken to the refused token (the matcher stays as it was).
+        let mut probe = m.matcher.clone_box();
+        for &token in &tokens[..accepted] {
+            probe.consume(token).map_err(|e| e.to_string())?;
+        }
+        let reason = match probe.consume(tokens[accepted]) {
+            Err(refusal) => refusal.to_string(),
+            Ok(()) => "refused".to_string(),
+        };
+        m.error.set(format!(
+            "token {accepted} of {} refused, none accepted: {reason}",
+            tokens.len()
+        ));
+        Ok(0)
+    })
+}
+
+/// Whether the sequence is stuck: not ended, and no token of the vocabulary (EOS included)
+/// may come next; false for NULL.
+///
+/// # Safety
+/// `m` is NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn frontier_matcher_is_error(m: *const FrontierMatcher) -> bool {
+    // SAFETY: the caller's contract.
+    let Some(m) = (unsafe { shared(m) }) else {
+        return false;
+    };
+    m.read(false, |m| Ok(m.matcher.is_error()))
+}
+
 /// How many of `tokens` the matcher would accept in a row, without changing it; −1 for NULL.
 ///
 /// # Safety

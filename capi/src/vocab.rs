@@ -5,7 +5,8 @@ use std::ffi::c_char;
 use std::sync::Arc;
 
 use frontier_core::mask::vocab::{hf, tiktoken};
-use frontier_core::mask::Vocabulary;
+use frontier_core::mask::vocab::MAX_TOKEN_LEN;
+use frontier_core::mask::{VocabError, VocabErrorKind, Vocabulary};
 
 use crate::boundary::{c_path, c_slice, free_handle, guard, write_message};
 
@@ -83,6 +84,16 @@ pub unsafe extern "C" fn frontier_vocab_new(
                 c_slice(init.eos_ids, init.n_eos_ids, "init.eos_ids")?,
             )
         };
+        // Each length is checked before any byte is read: one absurd length (a -1 used as a
+        // marker) would otherwise make the table's sum, and the slice read, run past the bytes.
+        if let Some((id, &len)) = lens
+            .iter()
+            .enumerate()
+            .find(|(_, &len)| len as usize > MAX_TOKEN_LEN)
+        {
+            let message = format!("token id {id} has {len} bytes (the limit is {MAX_TOKEN_LEN})");
+            return Err(VocabError::new(VocabErrorKind::TokenTooLong, message).to_string());
+        }
         let total = lens
             .iter()
             .try_fold(0usize, |sum, &len| sum.checked_add(len as usize))
@@ -293,6 +304,16 @@ mod tests {
         // SAFETY: live arrays.
         let message = error_of(|e, n| unsafe { frontier_vocab_new(&init, e, n) });
         assert!(message.contains("special id 7"), "{message}");
+        // One absurd length, with a single byte behind it: refused before any byte is read.
+        let (lens, bytes) = ([1u32, u32::MAX, 1], b"a");
+        let init = self::init(&lens, bytes, &[]);
+        // SAFETY: live arrays; `token_bytes` does not hold the lengths' sum, and must not be
+        // read past its one byte.
+        let message = error_of(|e, n| unsafe { frontier_vocab_new(&init, e, n) });
+        assert_eq!(
+            message,
+            "token_too_long: token id 1 has 4294967295 bytes (the limit is 65535)"
+        );
         // SAFETY: a NUL-terminated literal.
         let message =
             error_of(|e, n| unsafe { frontier_vocab_from_tiktoken(c"p50k".as_ptr(), e, n) });

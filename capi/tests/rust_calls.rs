@@ -601,3 +601,66 @@ fn a_callback_calling_its_own_parser_back_finds_it_busy() {
         assert!(r.events > 1, "the events after the free still arrive");
     }
 }
+
+#[test]
+fn accept_tokens_takes_all_or_none_and_names_the_refused_one() {
+    let v = vocab();
+    let m = matcher(v);
+    // SAFETY: live handles; each array has the length given.
+    unsafe {
+        assert_eq!(
+            frontier_matcher_accept_tokens(m, [0u32, 1, 3].as_ptr(), 3),
+            0
+        );
+        assert_eq!(
+            last_error(m),
+            "token 2 of 3 refused, none accepted: token_refused: token 3: its byte 0 (0x2a) is \
+             not allowed there",
+            "an added file has a line before the end"
+        );
+        assert_eq!(mask(m), 0b1, "none of them was accepted");
+        assert_eq!(
+            frontier_matcher_accept_tokens(m, [0u32, 1, 2].as_ptr(), 3),
+            1
+        );
+        assert_eq!(mask(m), 0b1110, "another file, another line or the end");
+        assert_eq!(frontier_matcher_accept_tokens(m, null(), 0), 1, "none is all");
+        assert_eq!(frontier_matcher_accept_tokens(m, null(), 2), -1);
+        assert_eq!(frontier_matcher_rollback(m, 3), 0, "three tokens of history");
+        assert_eq!(mask(m), 0b1);
+        assert_eq!(frontier_matcher_accept_tokens(null_mut(), [0u32].as_ptr(), 1), -1);
+        frontier_matcher_free(m);
+        frontier_vocab_free(v);
+    }
+}
+
+#[test]
+fn is_error_says_when_no_token_may_follow() {
+    // `*** Begin Patch` needs an LF next, and no token of this vocabulary starts with one.
+    let tokens: [&[u8]; 2] = [b"*** Begin Patch", b"x"];
+    let lens: Vec<u32> = tokens.iter().map(|t| t.len() as u32).collect();
+    let bytes = tokens.concat();
+    let init = FrontierVocabInit {
+        struct_size: std::mem::size_of::<FrontierVocabInit>(),
+        vocab_size: 2,
+        token_lens: lens.as_ptr(),
+        token_bytes: bytes.as_ptr(),
+        special_ids: null(),
+        n_special_ids: 0,
+        eos_ids: null(),
+        n_eos_ids: 0,
+    };
+    // SAFETY: `init`'s arrays are live and of the lengths it gives; live handles after.
+    unsafe {
+        let v = frontier_vocab_new(&init, null_mut(), 0);
+        assert!(!v.is_null());
+        let m = matcher(v);
+        assert!(!frontier_matcher_is_error(m));
+        assert_eq!(frontier_matcher_accept_token(m, 0), 1);
+        assert!(frontier_matcher_is_error(m));
+        assert_eq!(mask(m), 0);
+        assert!(!frontier_matcher_is_error(null()));
+        frontier_matcher_free(m);
+        frontier_vocab_free(v);
+    }
+}
