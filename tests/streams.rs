@@ -478,3 +478,79 @@ fn extended_ctl_text_cut_anywhere_confirms_exactly_the_calls_whose_end_line_arri
         (28, b'=', "unexpected_byte")
     );
 }
+
+/// A Chat stream whose content is `pieces`, one delta each, then `stop` and `[DONE]`.
+fn chat_of(pieces: &[&str]) -> Vec<u8> {
+    let mut body = String::new();
+    for piece in pieces {
+        let delta = serde_json::json!({"choices": [{"index": 0, "delta": {"content": piece},
+            "finish_reason": null}]});
+        body.push_str(&format!("data: {delta}\n\n"));
+    }
+    body.push_str(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+    );
+    body.push_str("data: [DONE]\n\n");
+    body.into_bytes()
+}
+
+#[test]
+fn with_ctl_a_think_block_stands_between_frames_and_a_body_holding_the_tags_is_the_body() {
+    let cases: [(CtlMode, &str, &[(&str, &[u8])], &str); 2] = [
+        (
+            CtlMode::Strict,
+            "<think>plan</think>call c1 w\narg c 17\n<think></think>ABend\n\
+             <think>then rm</think>call c2 rm\narg p 1\n/end\n",
+            &[("c", b"<think></think>AB"), ("p", b"/")],
+            "planthen rm",
+        ),
+        (
+            CtlMode::Extended,
+            "call c1 w\narg c <<EOF\n<think>\nx</think>\nEOF\narg t = a <think> b\nend\n\
+             <think>done</think>",
+            &[("c", b"<think>\nx</think>\n"), ("t", b"a <think> b")],
+            "done",
+        ),
+    ];
+    for (mode, text, args, reasoning) in cases {
+        let expected: Vec<(String, Vec<u8>)> = args
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.to_vec()))
+            .collect();
+        let got = |stream: &[u8]| {
+            let (calls, summary) = read_ctl(stream, mode);
+            let args: Vec<(String, Vec<u8>)> = calls
+                .iter()
+                .flat_map(|(_, a)| match a {
+                    Arguments::Ctl(args) => args.clone(),
+                    other => panic!("{other:?}"),
+                })
+                .map(|(k, v)| (k, v.to_vec()))
+                .collect();
+            (args, summary)
+        };
+        // Every split of the text into two deltas, and deltas of 1 to 3 bytes.
+        let mut splits: Vec<Vec<&str>> = (0..=text.len())
+            .map(|i| vec![&text[..i], &text[i..]])
+            .collect();
+        for n in 1..=3 {
+            splits.push(
+                text.as_bytes()
+                    .chunks(n)
+                    .map(|c| std::str::from_utf8(c).unwrap())
+                    .collect(),
+            );
+        }
+        for pieces in splits {
+            let (args, summary) = got(&chat_of(&pieces));
+            assert_eq!(summary.error, None, "{mode:?} {pieces:?}");
+            assert_eq!(args, expected, "{mode:?} {pieces:?}");
+            assert_eq!(summary.reasoning, reasoning, "{mode:?} {pieces:?}");
+            assert_eq!(summary.text, text);
+        }
+    }
+    // A tag that is not a think tag between frames is CTL, and refused at its `<`.
+    let (_, summary) = read_ctl(&chat_of(&["call c1 x\nend\n<thing>"]), CtlMode::Strict);
+    let ctl = summary.error.unwrap().ctl.unwrap();
+    assert_eq!((ctl.offset, ctl.byte), (14, b'<'));
+}

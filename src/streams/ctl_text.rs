@@ -35,6 +35,12 @@ impl CtlText {
         }
     }
 
+    /// Whether the text so far is whole frames (none open): where a `<think>` block may
+    /// stand.
+    pub fn between_frames(&self) -> bool {
+        self.parser.accepting()
+    }
+
     /// Pushes answer text; each call it confirms goes to `on_call`. `Err` when the text is
     /// not CTL (or a call is over the assembler's bounds).
     pub fn push(&mut self, text: &[u8], on_call: &mut dyn FnMut(Call)) -> Result<(), NotCtl> {

@@ -58,28 +58,66 @@ impl ThinkSplitter {
                 }
                 rest = &rest[lt..];
             }
-            // Extend the match with as much of `rest` as the tag still wants.
-            let tag = self.tag();
-            let want = &tag[self.matched..];
-            let n = want.len().min(rest.len());
-            if rest[..n] == want[..n] {
-                self.matched += n;
-                rest = &rest[n..];
-                if self.matched == tag.len() {
-                    self.inside = !self.inside;
-                    self.matched = 0;
-                }
-            } else {
-                // Not a tag: what was held is text of the current side. A `<` held first is
-                // given back, and the byte that broke the match is read again.
-                let held = self.matched;
-                self.matched = 0;
-                if held > 0 {
-                    each(self.side(), &tag[..held]);
+            self.step_tag(&mut rest, each);
+        }
+    }
+
+    /// Whether the splitter is outside a block with no tag bytes held: the next byte is
+    /// answer text unless it is a `<`.
+    pub fn in_answer(&self) -> bool {
+        !self.inside && self.matched == 0
+    }
+
+    /// Reads tags, and what blocks hold, from the start of `text`, and stops before the first
+    /// byte of answer text that cannot start a tag (outside a block, nothing held, not a `<`):
+    /// the bytes read. A text that is only partly free to hold tags (a CTL stream, whose
+    /// frames are CTL whatever they hold) reads its tags with this where they may stand and
+    /// hands the rest on itself.
+    pub fn split_tags(&mut self, text: &[u8], each: &mut dyn FnMut(Side, &[u8])) -> usize {
+        let mut rest = text;
+        while let Some(&first) = rest.first() {
+            if self.matched == 0 {
+                if !self.inside {
+                    if first != b'<' {
+                        break;
+                    }
                 } else {
-                    each(self.side(), &rest[..1]);
-                    rest = &rest[1..];
+                    let lt = memchr::memchr(b'<', rest).unwrap_or(rest.len());
+                    if lt > 0 {
+                        each(Side::Reasoning, &rest[..lt]);
+                        rest = &rest[lt..];
+                        continue;
+                    }
                 }
+            }
+            self.step_tag(&mut rest, each);
+        }
+        text.len() - rest.len()
+    }
+
+    /// Extends the tag being matched (`rest` starts with `<` when nothing is held) with as
+    /// much of `rest` as the tag still wants.
+    fn step_tag(&mut self, rest: &mut &[u8], each: &mut dyn FnMut(Side, &[u8])) {
+        let tag = self.tag();
+        let want = &tag[self.matched..];
+        let n = want.len().min(rest.len());
+        if rest[..n] == want[..n] {
+            self.matched += n;
+            *rest = &rest[n..];
+            if self.matched == tag.len() {
+                self.inside = !self.inside;
+                self.matched = 0;
+            }
+        } else {
+            // Not a tag: what was held is text of the current side. A `<` held first is
+            // given back, and the byte that broke the match is read again.
+            let held = self.matched;
+            self.matched = 0;
+            if held > 0 {
+                each(self.side(), &tag[..held]);
+            } else {
+                each(self.side(), &rest[..1]);
+                *rest = &rest[1..];
             }
         }
     }

@@ -182,6 +182,9 @@ impl Turn {
             return Ok(());
         }
         self.keep(Kept::Text, text, on_event)?;
+        if self.ctl.is_some() {
+            return self.ctl_text_and_tags(text.as_bytes(), on_event);
+        }
         let mut split = std::mem::take(&mut self.split);
         split.clear();
         self.think
@@ -189,6 +192,36 @@ impl Turn {
         let done = self.take_split(&split, on_event);
         self.split = split;
         done
+    }
+
+    /// With `--ctl`: a `<think>` block may stand only between CTL frames (where the text so far
+    /// is whole frames); inside a frame, a header or a body, `<think>` is CTL like any bytes,
+    /// so a body that holds the tag is the body the model wrote. The splitter reads tags at a
+    /// `<` between frames; the text up to the next `<` goes to the CTL parser as it is.
+    fn ctl_text_and_tags(
+        &mut self,
+        mut rest: &[u8],
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Result<(), StreamError> {
+        while let Some(&first) = rest.first() {
+            let between = self.ctl.as_ref().is_some_and(CtlText::between_frames);
+            if self.think.in_answer() && !(between && first == b'<') {
+                let n = memchr::memchr(b'<', &rest[1..]).map_or(rest.len(), |i| i + 1);
+                self.ctl_text(&rest[..n], on_event)?;
+                rest = &rest[n..];
+                continue;
+            }
+            let mut split = std::mem::take(&mut self.split);
+            split.clear();
+            let n = self
+                .think
+                .split_tags(rest, &mut |side, bytes| split.push(side, bytes));
+            let done = self.take_split(&split, on_event);
+            self.split = split;
+            done?;
+            rest = &rest[n..];
+        }
+        Ok(())
     }
 
     /// Hands on what the splitter sorted: reasoning, and answer text for the CTL parser.
