@@ -4,8 +4,8 @@
 use std::ffi::c_char;
 use std::sync::Arc;
 
-use frontier_core::mask::vocab::{hf, tiktoken};
 use frontier_core::mask::vocab::MAX_TOKEN_LEN;
+use frontier_core::mask::vocab::{hf, tiktoken};
 use frontier_core::mask::{VocabError, VocabErrorKind, Vocabulary};
 
 use crate::boundary::{c_path, c_slice, free_handle, guard, write_message};

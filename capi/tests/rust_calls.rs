@@ -624,11 +624,22 @@ fn accept_tokens_takes_all_or_none_and_names_the_refused_one() {
             1
         );
         assert_eq!(mask(m), 0b1110, "another file, another line or the end");
-        assert_eq!(frontier_matcher_accept_tokens(m, null(), 0), 1, "none is all");
+        assert_eq!(
+            frontier_matcher_accept_tokens(m, null(), 0),
+            1,
+            "none is all"
+        );
         assert_eq!(frontier_matcher_accept_tokens(m, null(), 2), -1);
-        assert_eq!(frontier_matcher_rollback(m, 3), 0, "three tokens of history");
+        assert_eq!(
+            frontier_matcher_rollback(m, 3),
+            0,
+            "three tokens of history"
+        );
         assert_eq!(mask(m), 0b1);
-        assert_eq!(frontier_matcher_accept_tokens(null_mut(), [0u32].as_ptr(), 1), -1);
+        assert_eq!(
+            frontier_matcher_accept_tokens(null_mut(), [0u32].as_ptr(), 1),
+            -1
+        );
         frontier_matcher_free(m);
         frontier_vocab_free(v);
     }

@@ -211,6 +211,12 @@ impl Pending {
             Arguments::Raw(std::mem::take(&mut self.text))
         } else {
             match parse_object(&self.text) {
+                // No arguments at all (an Anthropic tool with no input, a Chat call whose
+                // fragments held none) are the empty object, and printed as its text.
+                Ok(object) if self.text.is_empty() => Arguments::Json {
+                    text: "{}".to_owned(),
+                    object,
+                },
                 Ok(object) => Arguments::Json {
                     text: std::mem::take(&mut self.text),
                     object,
