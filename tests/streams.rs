@@ -554,3 +554,23 @@ fn with_ctl_a_think_block_stands_between_frames_and_a_body_holding_the_tags_is_t
     let ctl = summary.error.unwrap().ctl.unwrap();
     assert_eq!((ctl.offset, ctl.byte), (14, b'<'));
 }
+
+#[test]
+fn bytes_that_are_not_utf8_are_not_json_even_in_a_field_the_reader_skips() {
+    let mut body =
+        b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n".to_vec();
+    body.extend_from_slice(
+        b"data: {\"obfuscation\":\"\xff\xfe\",\"choices\":[]}\n\ndata: [DONE]\n\n",
+    );
+    for chunk in [1, 2, 7, body.len()] {
+        let (calls, summary) = read(Api::OpenAiChat, &body, chunk);
+        assert!(calls.is_empty());
+        let error = summary.error.expect("an error");
+        assert_eq!(error.kind, StreamErrorKind::NotJson, "{}", error.message);
+        assert_eq!(error.offset, 57, "the second event's offset");
+        assert!(error
+            .message
+            .starts_with("not UTF-8: byte 16 of the event's data is 0xff"));
+        assert_eq!(summary.text, "a", "the text before it stays");
+    }
+}

@@ -380,8 +380,21 @@ fn line_error(e: jsonl::LineTooLong) -> StreamError {
 }
 
 /// The JSON of an event, or a `not_json` error at the event.
+/// JSON text is UTF-8 (RFC 8259): an event with other bytes, even in a field this reader
+/// skips, is not JSON (serde_json checks only the strings it reads).
 fn parse<'a, T: serde::Deserialize<'a>>(data: &'a [u8], turn: &Turn) -> Result<T, StreamError> {
-    serde_json::from_slice(data).map_err(|e| {
+    let text = std::str::from_utf8(data).map_err(|e| {
+        let at = e.valid_up_to();
+        turn.error(
+            StreamErrorKind::NotJson,
+            format!(
+                "not UTF-8: byte {at} of the event's data is 0x{:02x}: {}",
+                data[at],
+                shown(data)
+            ),
+        )
+    })?;
+    serde_json::from_str(text).map_err(|e| {
         let kind = if e.is_data() {
             StreamErrorKind::BadEvent
         } else {
