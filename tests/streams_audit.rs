@@ -235,3 +235,37 @@ fn an_event_with_empty_data_is_not_dispatched() {
     assert_eq!(anthropic.error, None);
     assert!(anthropic.ended_cleanly);
 }
+
+#[test]
+fn a_responses_stream_takes_one_done_after_its_end_and_an_incomplete_with_no_reason() {
+    let created =
+        r#"{"type":"response.created","response":{"id":"r","status":"in_progress","output":[]}}"#;
+    let completed =
+        r#"{"type":"response.completed","response":{"id":"r","status":"completed","output":[]}}"#;
+    // Proxies that end every stream with Chat's terminator.
+    let mut body = events(&[
+        ("response.created", created),
+        ("response.completed", completed),
+    ]);
+    body.push_str("data: [DONE]\n\n");
+    let s = summary(Api::OpenAiResponses, &body);
+    assert_eq!(s.error, None);
+    assert!(s.ended_cleanly);
+    assert_eq!(s.finish_reason.as_deref(), Some("completed"));
+    // A second one is an event after the end.
+    body.push_str("data: [DONE]\n\n");
+    let s = summary(Api::OpenAiResponses, &body);
+    assert_eq!(
+        s.error.map(|e| e.kind),
+        Some(frontier::streams::StreamErrorKind::AfterEnd)
+    );
+
+    let incomplete = r#"{"type":"response.incomplete","response":{"id":"r","status":"incomplete","incomplete_details":null,"output":[]}}"#;
+    let body = events(&[
+        ("response.created", created),
+        ("response.incomplete", incomplete),
+    ]);
+    let s = summary(Api::OpenAiResponses, &body);
+    assert_eq!(s.finish_reason.as_deref(), Some("incomplete"));
+    assert!(!s.truncated);
+}

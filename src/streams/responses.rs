@@ -120,6 +120,9 @@ pub struct Responses {
     open: Vec<OpenItem>,
     /// A done call item with no status, waiting for the response to go on past it.
     held: Option<Pending>,
+    /// A Chat-style `data: [DONE]` arrived after the response ended (proxies that put Chat's
+    /// terminator on every stream send it): taken once, as nothing.
+    done_after_end: bool,
 }
 
 /// Event types that carry nothing this reader needs.
@@ -148,6 +151,10 @@ impl Responses {
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), StreamError> {
         if turn.terminated {
+            if data.trim_ascii() == b"[DONE]" && !self.done_after_end {
+                self.done_after_end = true;
+                return Ok(());
+            }
             return Err(turn.error(
                 StreamErrorKind::AfterEnd,
                 "an event after the response ended",
@@ -233,7 +240,12 @@ impl Responses {
                     .and_then(|d| d.reason)
                     .unwrap_or_default();
                 turn.summary.truncated = reason == "max_output_tokens";
-                turn.summary.finish_reason = Some(format!("incomplete:{reason}"));
+                // With no reason given, `incomplete` alone rather than `incomplete:`.
+                turn.summary.finish_reason = Some(if reason.is_empty() {
+                    "incomplete".to_owned()
+                } else {
+                    format!("incomplete:{reason}")
+                });
                 turn.terminated = true;
                 Ok(())
             }
