@@ -508,6 +508,30 @@ fn a_refused_token_says_where_the_text_fails() {
     let lines = lines(&out);
     assert_eq!(lines.len(), 3, "steps 0 and 1, then the summary");
     assert_eq!(lines[2]["summary"]["steps"], 1);
+    // Past u64 too; a negative or fractional number is no token id at all (a usage error).
+    let past = write(
+        dir.path(),
+        "past.json",
+        &format!("[{}, 18446744073709551616]", tokens[0]),
+    );
+    let out = frontier(&[&args[..], &["--token-ids", past.to_str().unwrap()]].concat());
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("step 1: token_out_of_range: token 18446744073709551616 is past"),
+        "{stderr}"
+    );
+    for (name, ids) in [
+        ("neg.json", "[0, -1]"),
+        ("frac.json", "[0, 1.5]"),
+        ("exp.json", "[1e3]"),
+    ] {
+        let file = write(dir.path(), name, ids);
+        let out = frontier(&[&args[..], &["--token-ids", file.to_str().unwrap()]].concat());
+        assert_eq!(out.status.code(), Some(2), "{ids}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("is not a token id"), "{ids}: {stderr}");
+    }
 }
 
 /// `--text` masks the file's bytes: a tokenizer that puts a dummy space before the text

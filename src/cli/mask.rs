@@ -103,7 +103,7 @@ pub fn run(args: Args) -> Result<i32, String> {
                     display::path(path)
                 )
             })?;
-            ids.into_iter().map(u64::from).collect()
+            ids.into_iter().map(|id| Ok(u64::from(id))).collect()
         }
         (None, None) => return Err("give --token-ids FILE or --text FILE".to_owned()),
     };
@@ -132,16 +132,17 @@ pub fn run(args: Args) -> Result<i32, String> {
                 };
                 write_json(&mut out, &line)?;
             }
-            let Some(&id) = tokens.get(step) else {
+            let Some(id) = tokens.get(step) else {
                 break;
             };
             // An id past `u32` is past every vocabulary.
-            let taken = match u32::try_from(id) {
-                Ok(token) => matcher
+            let taken = match id.as_ref().map(|&id| (id, u32::try_from(id))) {
+                Ok((_, Ok(token))) => matcher
                     .consume(token)
                     .map(|()| token)
                     .map_err(Refusal::Mask),
-                Err(_) => Err(Refusal::PastU32(id)),
+                Ok((id, Err(_))) => Err(Refusal::PastU32(id.to_string())),
+                Err(beyond) => Err(Refusal::PastU32(beyond.clone())),
             };
             match taken {
                 Ok(token) if pass == 0 => text.extend_from_slice(vocab.bytes(token)),
@@ -178,22 +179,22 @@ pub fn run(args: Args) -> Result<i32, String> {
 enum Refusal {
     /// The matcher refused it.
     Mask(MaskError),
-    /// An id that is not even a `u32`.
-    PastU32(u64),
+    /// An id that is not even a `u32`, as written.
+    PastU32(String),
 }
 
 impl Refusal {
     /// The message: the matcher's error, then where the text the tokens spell fails (`text`
     /// is the bytes of the tokens taken before the refused one).
     fn describe(&self, spec: &ParserSpec, vocab: &Vocabulary, text: &mut Vec<u8>) -> String {
-        let e = match *self {
+        let e = match self {
             Refusal::PastU32(id) => {
                 return format!(
                     "token_out_of_range: token {id} is past the vocabulary's {} ids",
                     vocab.size()
                 )
             }
-            Refusal::Mask(e) => e,
+            Refusal::Mask(e) => *e,
         };
         match e {
             MaskError::TokenRefused { token, offset, .. } => {
@@ -266,15 +267,31 @@ fn is_rank_file(path: &Path) -> bool {
 }
 
 /// The ids of the file: any JSON array of non-negative integers (an id past the vocabulary,
-/// even past `u32`, is the matcher's refusal at its step, not a usage error).
-fn read_token_ids(path: &OsString) -> Result<Vec<u64>, String> {
+/// even past `u64`, is the matcher's refusal at its step, not a usage error). An integer past
+/// `u64` is `Err` with its value written out (read as the nearest `f64`: no id is that large).
+fn read_token_ids(path: &OsString) -> Result<Vec<Result<u64, String>>, String> {
     let bytes = input::read_all(path).map_err(|e| format!("{}: {e}", display::path(path)))?;
-    serde_json::from_slice(&bytes).map_err(|e| {
+    let not_ids = |e: &dyn std::fmt::Display| {
         format!(
             "{}: not a JSON array of token ids: {e}",
             display::path(path)
         )
-    })
+    };
+    let numbers: Vec<serde_json::Number> =
+        serde_json::from_slice(&bytes).map_err(|e| not_ids(&e))?;
+    // serde_json reads an integer literal past `u64` as a float, as it reads `1.5` and `1e3`:
+    // a file with no `.` or exponent holds integers only.
+    let floats_written = bytes.iter().any(|b| matches!(b, b'.' | b'e' | b'E'));
+    numbers
+        .into_iter()
+        .map(|n| match n.as_u64() {
+            Some(id) => Ok(Ok(id)),
+            None if n.is_f64() && !floats_written => {
+                Ok(Err(format!("{:.0}", n.as_f64().unwrap_or(f64::INFINITY))))
+            }
+            None => Err(not_ids(&format!("{n} is not a token id"))),
+        })
+        .collect()
 }
 
 /// SHA-256 of the mask as little-endian `u32` words.
