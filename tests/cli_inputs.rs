@@ -281,6 +281,30 @@ fn a_call_over_its_byte_bound_is_reported_and_never_held() {
 }
 
 #[test]
+fn calls_prints_a_call_of_many_arguments_by_default() {
+    // A sentence of the language, whatever its arguments' count: printed, exit 0.
+    let stream = format!("call c1 w\n{}end\n", "arg k 1\na".repeat(1000));
+    let mut child = spawn(&["calls", "-"]);
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let line: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(line["id"], "c1");
+    assert_eq!(line["args"]["k"], "a");
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        printed.matches("\"k\":\"a\"").count(),
+        1000,
+        "every argument printed"
+    );
+}
+
+#[test]
 fn a_call_over_its_argument_count_is_reported() {
     let mut child = spawn(&["calls", "--max-call-args", "2", "-"]);
     child

@@ -32,8 +32,9 @@ pub struct Args {
     /// The largest argument, in bytes, 0 to 1073741824.
     #[arg(long, default_value_t = Limits::DEFAULT_MAX_ARG, value_parser = bounds::MAX_ARG.parser::<u64>())]
     max_arg: u64,
-    /// Arguments in one call, 1 to 65536; a call with more is reported, not printed.
-    #[arg(long, default_value_t = CallBounds::DEFAULT_MAX_ARGS, value_parser = bounds::MAX_CALL_ARGS.parser::<usize>())]
+    /// Arguments in one call, 1 to 65536 (the default); a call with more is reported, not
+    /// printed.
+    #[arg(long, default_value_t = bounds::MAX_CALL_ARGS.max as usize, value_parser = bounds::MAX_CALL_ARGS.parser::<usize>())]
     max_call_args: usize,
     /// Argument bytes of one call, all arguments together, 0 to 1073741824; a call with more
     /// is reported, not printed.
