@@ -25,8 +25,9 @@ struct frontier_sampler {
   size_t mask_words;
 };
 
-/* The model's tokens as frontier sees them: each token's bytes (special tokens rendered with
- * their names and marked special), end-of-generation tokens as EOS. */
+/* The model's tokens as frontier sees them: each token's bytes, special tokens marked special
+ * with no bytes (as the header asks: 0 for a hole or a special token), end-of-generation
+ * tokens as EOS. */
 static FrontierVocab *frontier_vocab_from_llama(const struct llama_vocab *lv) {
   int32_t n = llama_vocab_n_tokens(lv);
   uint32_t *lens = calloc((size_t)n, sizeof *lens);
@@ -38,13 +39,16 @@ static FrontierVocab *frontier_vocab_from_llama(const struct llama_vocab *lv) {
     char piece[256];
     bool is_special = (llama_vocab_get_attr(lv, t) &
                        (LLAMA_TOKEN_ATTR_CONTROL | LLAMA_TOKEN_ATTR_UNKNOWN)) != 0;
-    int32_t len = llama_token_to_piece(lv, t, piece, sizeof piece, 0, is_special);
+    bool is_eog = llama_vocab_is_eog(lv, t);
+    int32_t len = (is_special || is_eog)
+                      ? 0
+                      : llama_token_to_piece(lv, t, piece, sizeof piece, 0, false);
     if (len < 0) len = 0; /* longer than 256 bytes: left a hole, never allowed */
     if (used + (size_t)len > cap) bytes = realloc(bytes, cap *= 2);
     memcpy(bytes + used, piece, (size_t)len);
     used += (size_t)len;
     lens[t] = (uint32_t)len;
-    if (llama_vocab_is_eog(lv, t)) eos[n_eos++] = (uint32_t)t;
+    if (is_eog) eos[n_eos++] = (uint32_t)t;
     else if (is_special) special[n_special++] = (uint32_t)t;
   }
   FrontierVocabInit init = {
