@@ -574,3 +574,37 @@ fn bytes_that_are_not_utf8_are_not_json_even_in_a_field_the_reader_skips() {
         assert_eq!(summary.text, "a", "the text before it stays");
     }
 }
+
+#[test]
+fn a_json_lines_recording_cut_anywhere_is_truncated_not_an_error() {
+    for (api, path) in [
+        (Api::OpenAiChat, "openai-chat/fixture.jsonl"),
+        (Api::OpenAiResponses, "openai-responses/fixture.jsonl"),
+    ] {
+        let stream = corpus(path);
+        let whole = {
+            let mut reader = StreamReader::new(api, Format::Jsonl);
+            let _ = reader.push(&stream, &mut |_| {});
+            reader.finish(&mut |_| {})
+        };
+        assert_eq!(whole.error, None, "{path}");
+        assert!(whole.ended_cleanly, "{path}");
+        for cut in 0..stream.len() {
+            let mut reader = StreamReader::new(api, Format::Jsonl);
+            let _ = reader.push(&stream[..cut], &mut |_| {});
+            let summary = reader.finish(&mut |_| {});
+            assert_eq!(summary.error, None, "{path} cut at {cut}");
+        }
+    }
+    // A last line that is whole but wrong is still an error.
+    let mut reader = StreamReader::new(Api::OpenAiChat, Format::Jsonl);
+    let _ = reader.push(
+        b"{\"choices\":[{\"index\":0,\"delta\":{}}]}\n[DONX",
+        &mut |_| {},
+    );
+    let summary = reader.finish(&mut |_| {});
+    assert_eq!(
+        summary.error.map(|e| e.kind),
+        Some(StreamErrorKind::NotJson)
+    );
+}

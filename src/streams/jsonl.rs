@@ -127,6 +127,22 @@ impl LineReader {
     }
 }
 
+/// Whether `line`, the stream's last and with no LF, was cut in the middle: JSON that ended
+/// too early, or a proper prefix of `[DONE]`. A complete last line is read as any other.
+pub fn is_cut_line(line: &[u8]) -> bool {
+    let line = line.trim_ascii();
+    if line.is_empty() {
+        return false;
+    }
+    if line.len() < b"[DONE]".len() && b"[DONE]".starts_with(line) {
+        return true;
+    }
+    matches!(
+        serde_json::from_slice::<serde::de::IgnoredAny>(line),
+        Err(e) if e.is_eof()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

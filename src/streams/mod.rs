@@ -333,6 +333,11 @@ impl StreamReader {
                     let mut failed = None;
                     let framed = reader
                         .finish(&mut |line, at| {
+                            // The last line, with no LF: one cut in the middle is not
+                            // dispatched, as an SSE event cut mid-way is not.
+                            if jsonl::is_cut_line(line) {
+                                return true;
+                            }
                             turn.offset = at;
                             if let Err(e) = assembler.on_event(b"", line, turn, on_event) {
                                 failed = Some(e);
