@@ -608,3 +608,20 @@ fn a_json_lines_recording_cut_anywhere_is_truncated_not_an_error() {
         Some(StreamErrorKind::NotJson)
     );
 }
+
+#[test]
+fn a_body_cut_inside_its_byte_order_mark_or_first_field_is_truncated() {
+    for body in [
+        &b"\xef"[..],
+        b"\xef\xbb\xbf",
+        b"\xef\xbb\xbfda",
+        b"\xef\xbb\xbfdata: {\"cho",
+    ] {
+        let (calls, summary) = read(Api::OpenAiChat, body, 1);
+        assert!(calls.is_empty());
+        assert_eq!(summary.error, None, "{body:?}");
+        assert!(!summary.ended_cleanly);
+    }
+    let (_, summary) = read(Api::OpenAiChat, b"\xef\xbb\xbfxyz", 1);
+    assert_eq!(summary.error.map(|e| e.kind), Some(StreamErrorKind::NotSse));
+}

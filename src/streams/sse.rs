@@ -192,7 +192,16 @@ impl SseReader {
         if let Some(error) = self.failed {
             return Err(error);
         }
-        if self.strict && !self.partial.is_empty() && !may_begin_field(&self.partial) {
+        // A first line keeps its byte-order mark (or the part of one that arrived) until it
+        // ends: the field, if any, is after it.
+        let mut partial = &self.partial[..];
+        if self.line_start == 0 {
+            let bom = BOM.len().min(partial.len());
+            if partial[..bom] == BOM[..bom] {
+                partial = &partial[bom..];
+            }
+        }
+        if self.strict && !partial.is_empty() && !may_begin_field(partial) {
             return Err(self.fail(SseErrorKind::NotSse));
         }
         Ok(())
