@@ -374,7 +374,7 @@ mod tests {
             format!(r#"{{"type":"message_delta","delta":{{"stop_reason":"{reason}"}}}}"#)
         };
         let (calls, _) = read(Api::AnthropicMessages, &[empty, STOP, &stopped("tool_use")]);
-        assert_eq!(shown(&calls), triples(&[("toolu_3", "h", "")]));
+        assert_eq!(shown(&calls), triples(&[("toolu_3", "h", "{}")]));
         let (calls, summary) = read(
             Api::AnthropicMessages,
             &[empty, STOP, &stopped("max_tokens")],
@@ -418,7 +418,7 @@ mod tests {
         ];
         for lines in confirmed {
             let (calls, summary) = read(Api::AnthropicMessages, lines);
-            assert_eq!(shown(&calls), triples(&[("toolu_3", "h", "")]), "{lines:?}");
+            assert_eq!(shown(&calls), triples(&[("toolu_3", "h", "{}")]), "{lines:?}");
             assert!(summary.incomplete.is_empty(), "{lines:?}");
         }
         let incomplete: [&[&str]; 5] = [
