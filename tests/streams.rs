@@ -496,7 +496,9 @@ fn chat_of(pieces: &[&str]) -> Vec<u8> {
 
 #[test]
 fn with_ctl_a_think_block_stands_between_frames_and_a_body_holding_the_tags_is_the_body() {
-    let cases: [(CtlMode, &str, &[(&str, &[u8])], &str); 2] = [
+    // The mode, the text, the calls' arguments and the reasoning read from the text.
+    type Case<'a> = (CtlMode, &'a str, &'a [(&'a str, &'a [u8])], &'a str);
+    let cases: [Case<'_>; 2] = [
         (
             CtlMode::Strict,
             "<think>plan</think>call c1 w\narg c 17\n<think></think>ABend\n\

@@ -418,7 +418,11 @@ mod tests {
         ];
         for lines in confirmed {
             let (calls, summary) = read(Api::AnthropicMessages, lines);
-            assert_eq!(shown(&calls), triples(&[("toolu_3", "h", "{}")]), "{lines:?}");
+            assert_eq!(
+                shown(&calls),
+                triples(&[("toolu_3", "h", "{}")]),
+                "{lines:?}"
+            );
             assert!(summary.incomplete.is_empty(), "{lines:?}");
         }
         let incomplete: [&[&str]; 5] = [
