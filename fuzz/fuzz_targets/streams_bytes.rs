@@ -1,14 +1,22 @@
-//! Arbitrary bytes through the provider stream readers (each API, SSE and JSON lines), whole
+//! Arbitrary bytes through the provider stream readers (each API, SSE and JSON lines; Chat also
+//! with its text read as strict and as extended CTL, `<think>` blocks between frames), whole
 //! and cut at three points: no panic, and the same confirmed calls and summary either way.
 //! Seeded from `corpora/streams`.
 #![no_main]
 
-use frontier::streams::{Api, Call, Event, Format, StreamReader, Summary};
+use frontier::language::CtlMode;
+use frontier::streams::{Api, Call, Event, Format, Limits, StreamReader, Summary};
 use libfuzzer_sys::fuzz_target;
 
 /// The calls confirmed and the summary of `bytes` pushed in pieces ending at `cuts`.
-fn read(api: Api, format: Format, bytes: &[u8], cuts: &[usize]) -> (Vec<Call>, Summary) {
-    let mut reader = StreamReader::new(api, format);
+fn read(
+    api: Api,
+    format: Format,
+    ctl: Option<CtlMode>,
+    bytes: &[u8],
+    cuts: &[usize],
+) -> (Vec<Call>, Summary) {
+    let mut reader = StreamReader::with_options(api, format, Limits::default(), ctl);
     let mut calls = Vec::new();
     let mut on_event = |e: Event<'_>| {
         if let Event::Call(call) = e {
@@ -36,12 +44,19 @@ fuzz_target!(|bytes: &[u8]| {
         Api::AnthropicMessages,
     ] {
         for format in [Format::Sse, Format::Jsonl] {
-            let whole = read(api, format, bytes, &[]);
-            let split = read(api, format, bytes, &cuts);
-            assert_eq!(
-                whole, split,
-                "{api:?} {format:?}: chunking changed the result"
-            );
+            let ctl_modes: &[Option<CtlMode>] = if api == Api::OpenAiChat {
+                &[None, Some(CtlMode::Strict), Some(CtlMode::Extended)]
+            } else {
+                &[None]
+            };
+            for &ctl in ctl_modes {
+                let whole = read(api, format, ctl, bytes, &[]);
+                let split = read(api, format, ctl, bytes, &cuts);
+                assert_eq!(
+                    whole, split,
+                    "{api:?} {format:?} {ctl:?}: chunking changed the result"
+                );
+            }
         }
     }
 });
