@@ -20,6 +20,7 @@
 
 use crate::byteset::ByteSet;
 use crate::contract::ParseError;
+use crate::recognizer::{InText, LineText};
 
 use super::frame::Construct;
 use super::keywords::{Marker, Markers};
@@ -1004,6 +1005,19 @@ impl crate::recognizer::Recognizer for CodexMachine {
     fn try_byte(&mut self, byte: u8) -> bool {
         let allowed = self.allowed;
         crate::recognizer::step_if_allowed(self, allowed, byte, CodexMachine::step)
+    }
+
+    fn line_text_kinds(&self) -> &'static [LineText] {
+        &[LineText::Utf8]
+    }
+
+    /// Inside free text (a line's text, or a path past its first character that is not
+    /// whitespace), where every character but LF leaves the state as it is: what the text
+    /// holds is never read again, so a mask takes the text's tokens from the vocabulary's
+    /// tables instead of walking most of the trie.
+    fn line_text(&self, _horizon: u32) -> Option<InText> {
+        self.in_plain_text()
+            .then(|| InText::forgetting(LineText::Utf8))
     }
 
     fn mask_key(&self, _horizon: u32) -> CodexMachine {
