@@ -280,3 +280,46 @@ fn every_ctl_command_takes_the_extended_mode() {
     let (code, _, err) = run(&mask, b"");
     assert_eq!(code, 1, "strict refuses a token: {err}");
 }
+
+/// `--chunk N` (common to every command) pushes the parser N bytes at a time; `trace` prints
+/// the same states, error line and exit status for every N, valid, cut and broken input.
+#[test]
+fn trace_prints_the_same_states_for_every_chunk_size() {
+    let cases = [
+        ("ctl", "strict", corpus("valid/01_agent_turn.ctl")),
+        ("ctl", "strict", corpus("truncated/03_cut_in_body.ctl")),
+        ("ctl", "strict", corpus("invalid/02_cr_in_header.ctl")),
+        (
+            "udiff",
+            "git",
+            format!(
+                "{}/corpora/udiff/bad_overrun.diff",
+                env!("CARGO_MANIFEST_DIR")
+            ),
+        ),
+        (
+            "apply_patch",
+            "strict",
+            format!(
+                "{}/corpora/apply_patch/invalid_utf8.patch",
+                env!("CARGO_MANIFEST_DIR")
+            ),
+        ),
+    ];
+    for (lang, mode, path) in &cases {
+        let base = ["trace", "--lang", lang, "--mode", mode, path.as_str()];
+        let byte_at_a_time = run(&base, b"");
+        assert!(byte_at_a_time.1.lines().count() > 10, "{path}");
+        for chunk in ["1", "2", "3", "7", "4096"] {
+            let mut args = base.to_vec();
+            args.extend(["--chunk", chunk]);
+            assert_eq!(run(&args, b""), byte_at_a_time, "{path} --chunk {chunk}");
+            args.push("--summary");
+            let mut summary = base.to_vec();
+            summary.push("--summary");
+            assert_eq!(run(&args, b""), run(&summary, b""), "{path} --summary");
+        }
+    }
+    let (_, _, err) = run(&["trace", "--lang", "ctl", "--chunk", "0", "-"], b"");
+    assert!(err.contains("--chunk"), "{err}");
+}

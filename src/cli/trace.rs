@@ -1,7 +1,10 @@
 //! `frontier trace`: the allowed set and accepting flag after every prefix.
 //!
 //! The input is streamed: each read is pushed byte by byte (the state after every prefix is
-//! what is printed), so memory stays one read block whatever the input's length. Exit status
+//! what is printed), so memory stays one read block whatever the input's length. With
+//! `--chunk N` the parser is pushed N bytes at a time instead, as the other commands do, and
+//! the states inside a piece are read from a copy of its recogniser stepped byte by byte (the
+//! contract makes them the parser's): the output is the same for every N. Exit status
 //! 0 when the input is complete, 1 otherwise (incomplete or an error), as `check` and
 //! `events`.
 
@@ -9,10 +12,12 @@ use std::ffi::{OsStr, OsString};
 use std::io::{BufWriter, Write};
 
 use frontier::contract::{PushParser, Verdict};
+use frontier::recognizer::Recognizer;
 
+use super::bounds;
 use super::check::ErrorReport;
 use super::display;
-use super::input::Input;
+use super::input::{self, Input};
 use super::lang::{dispatch, LangArgs, WithParser};
 
 /// Flags of `trace`.
@@ -23,6 +28,10 @@ pub struct Args {
     /// Print only `{"prefixes":N,"allowed_total":S,"accepting":A}`.
     #[arg(long)]
     summary: bool,
+    /// Push the parser at most N bytes at a time, 1 to 1073741824 (default: a byte at a
+    /// time); the states printed are the same.
+    #[arg(long, value_parser = bounds::CHUNK.parser::<usize>())]
+    chunk: Option<usize>,
     /// The file to trace; `-` is standard input.
     file: OsString,
 }
@@ -37,6 +46,7 @@ struct TraceError {
 struct Trace<'a> {
     path: &'a OsStr,
     summary: bool,
+    chunk: Option<usize>,
 }
 
 /// The running digest of `--summary`, and the line of one prefix otherwise.
@@ -52,8 +62,15 @@ struct Tracer<W: Write> {
 impl<W: Write> Tracer<W> {
     /// Records the state after `at` bytes, as a decoder would query it.
     fn state<P: PushParser>(&mut self, at: u64, parser: &P) -> std::io::Result<()> {
-        let allowed = parser.allowed();
-        let accepting = parser.accepting();
+        self.record(at, parser.allowed(), parser.accepting())
+    }
+
+    fn record(
+        &mut self,
+        at: u64,
+        allowed: frontier::byteset::ByteSet,
+        accepting: bool,
+    ) -> std::io::Result<()> {
         self.prefixes += 1;
         self.allowed_total += allowed.len() as u64;
         self.accepting += accepting as u64;
@@ -90,10 +107,41 @@ impl WithParser for Trace<'_> {
             accepting: 0,
             line: String::new(),
         };
-        let mut input = Input::open(self.path)?;
         let mut at = 0u64;
         tracer.state(at, &parser)?;
         let mut refused = false;
+        if let Some(chunk) = self.chunk {
+            let mut failed = Ok(());
+            input::for_each_piece(self.path, Some(chunk), |piece| {
+                let mut copy = parser.recognizer();
+                let mut states = Ok(());
+                for &byte in piece {
+                    if !copy.try_byte(byte) {
+                        break;
+                    }
+                    at += 1;
+                    states = states.and(tracer.record(at, copy.allowed(), copy.accepting()));
+                }
+                if let Err(e) = parser.push(piece, &mut |_| {}) {
+                    if !self.summary {
+                        let report = TraceError {
+                            at: e.offset,
+                            error: ErrorReport::of(&e),
+                        };
+                        states = states.and_then(|()| {
+                            let line = serde_json::to_string(&report)?;
+                            writeln!(tracer.out, "{line}")
+                        });
+                    }
+                    refused = true;
+                }
+                failed = states.and_then(|()| tracer.out.flush());
+                failed.is_ok() && !refused
+            })?;
+            failed?;
+            return tracer.end(parser, refused);
+        }
+        let mut input = Input::open(self.path)?;
         'read: while let Some(read) = input.next_read()? {
             for &byte in read {
                 if let Err(e) = parser.push(&[byte], &mut |_| {}) {
@@ -113,16 +161,22 @@ impl WithParser for Trace<'_> {
             // The states of a read are printed before the next read waits for more input.
             tracer.out.flush()?;
         }
+        tracer.end(parser, refused)
+    }
+}
+
+impl<W: Write> Tracer<W> {
+    /// The summary line if asked for, then whether the input was complete.
+    fn end<P: PushParser>(mut self, parser: P, refused: bool) -> std::io::Result<bool> {
         if self.summary {
             writeln!(
-                tracer.out,
+                self.out,
                 "{{\"prefixes\":{},\"allowed_total\":{},\"accepting\":{}}}",
-                tracer.prefixes, tracer.allowed_total, tracer.accepting
+                self.prefixes, self.allowed_total, self.accepting
             )?;
         }
-        tracer.out.flush()?;
-        let complete = !refused && matches!(parser.finish(&mut |_| {}).verdict, Verdict::Complete);
-        Ok(complete)
+        self.out.flush()?;
+        Ok(!refused && matches!(parser.finish(&mut |_| {}).verdict, Verdict::Complete))
     }
 }
 
@@ -132,6 +186,7 @@ pub fn run(args: Args) -> Result<i32, String> {
         Trace {
             path: &args.file,
             summary: args.summary,
+            chunk: args.chunk,
         },
     )?
     .map_err(|e| format!("{}: {e}", display::path(&args.file)))?;
