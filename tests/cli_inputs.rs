@@ -364,6 +364,7 @@ fn a_directory_is_refused_before_anything_is_printed() {
     for args in [
         vec!["trace", "--lang", "ctl", d],
         vec!["trace", "--lang", "udiff", "--summary", d],
+        vec!["trace", "--lang", "ctl", "--chunk", "3", d],
         vec!["events", "--lang", "apply_patch", d],
         vec!["check", "--lang", "ctl", "--json", d],
         vec!["calls", d],

@@ -107,41 +107,38 @@ impl WithParser for Trace<'_> {
             accepting: 0,
             line: String::new(),
         };
+        // Opened first: a file that cannot be read prints nothing.
+        let mut input = Input::open(self.path)?;
         let mut at = 0u64;
         tracer.state(at, &parser)?;
         let mut refused = false;
         if let Some(chunk) = self.chunk {
-            let mut failed = Ok(());
-            input::for_each_piece(self.path, Some(chunk), |piece| {
-                let mut copy = parser.recognizer();
-                let mut states = Ok(());
-                for &byte in piece {
-                    if !copy.try_byte(byte) {
-                        break;
+            'pieces: while let Some(read) = input.next_read()? {
+                for piece in input::pieces(read, Some(chunk)) {
+                    let mut copy = parser.recognizer();
+                    for &byte in piece {
+                        if !copy.try_byte(byte) {
+                            break;
+                        }
+                        at += 1;
+                        tracer.record(at, copy.allowed(), copy.accepting())?;
                     }
-                    at += 1;
-                    states = states.and(tracer.record(at, copy.allowed(), copy.accepting()));
-                }
-                if let Err(e) = parser.push(piece, &mut |_| {}) {
-                    if !self.summary {
-                        let report = TraceError {
-                            at: e.offset,
-                            error: ErrorReport::of(&e),
-                        };
-                        states = states.and_then(|()| {
-                            let line = serde_json::to_string(&report)?;
-                            writeln!(tracer.out, "{line}")
-                        });
+                    if let Err(e) = parser.push(piece, &mut |_| {}) {
+                        if !self.summary {
+                            let report = TraceError {
+                                at: e.offset,
+                                error: ErrorReport::of(&e),
+                            };
+                            writeln!(tracer.out, "{}", serde_json::to_string(&report)?)?;
+                        }
+                        refused = true;
+                        break 'pieces;
                     }
-                    refused = true;
                 }
-                failed = states.and_then(|()| tracer.out.flush());
-                failed.is_ok() && !refused
-            })?;
-            failed?;
+                tracer.out.flush()?;
+            }
             return tracer.end(parser, refused);
         }
-        let mut input = Input::open(self.path)?;
         'read: while let Some(read) = input.next_read()? {
             for &byte in read {
                 if let Err(e) = parser.push(&[byte], &mut |_| {}) {
