@@ -269,3 +269,34 @@ fn a_responses_stream_takes_one_done_after_its_end_and_an_incomplete_with_no_rea
     assert_eq!(s.finish_reason.as_deref(), Some("incomplete"));
     assert!(!s.truncated);
 }
+
+#[test]
+fn a_chat_call_may_start_at_an_unused_index_below_the_highest() {
+    let call = |index: u32, id: &str| {
+        format!(
+            r#"{{"tool_calls":[{{"index":{index},"id":"{id}","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}]}}"#
+        )
+    };
+    let (first, second) = (call(5, "c1"), call(2, "c2"));
+    let body = chat(&[&first, &second]);
+    let (calls, summary) = read(Api::OpenAiChat, &body);
+    assert_eq!(summary.error, None);
+    assert_eq!(ids(&calls), ["c1", "c2"]);
+    // A new call at an index a call had is still refused, and so is a fragment at an index
+    // no call started at.
+    let again = call(5, "c3");
+    let (calls, summary) = read(Api::OpenAiChat, &chat(&[&first, &second, &again]));
+    assert_eq!(ids(&calls), ["c1"], "c2 stays open at the error");
+    assert!(summary
+        .error
+        .unwrap()
+        .message
+        .contains("a new call at the index of a finished call (index 5)"));
+    let fragment = r#"{"tool_calls":[{"index":3,"function":{"arguments":"x"}}]}"#;
+    let (_, summary) = read(Api::OpenAiChat, &chat(&[&first, fragment]));
+    assert!(summary
+        .error
+        .unwrap()
+        .message
+        .contains("a fragment of a call that never started (index 3)"));
+}

@@ -101,6 +101,9 @@ pub struct Chat {
     open: Option<(u64, Pending)>,
     /// The highest index a call started at.
     highest: Option<u64>,
+    /// Every index a call started at (as many as the turn's calls, which its limits bound): a
+    /// call may start at an index below the highest that no call had.
+    used: Vec<u64>,
 }
 
 impl Chat {
@@ -229,9 +232,10 @@ impl Chat {
         };
         if !continues {
             let starts = id.is_some() || name.is_some();
-            let later = self.highest.is_none_or(|h| index > h) || open_index == Some(index);
+            let used = self.used.contains(&index);
+            let later = !used || open_index == Some(index);
             if !starts || !later {
-                let ended = self.highest.is_some_and(|h| index <= h);
+                let ended = used;
                 let (kind, what) = if ended && starts {
                     (
                         StreamErrorKind::CallEnded,
@@ -254,7 +258,10 @@ impl Chat {
                 index,
                 Pending::new(id.unwrap_or(""), name.unwrap_or(""), CallKind::Function),
             ));
-            self.highest = Some(index);
+            self.highest = self.highest.max(Some(index));
+            if !used {
+                self.used.push(index);
+            }
         }
         let Some((_, call)) = &mut self.open else {
             return Ok(());
