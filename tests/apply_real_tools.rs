@@ -1121,3 +1121,119 @@ fn fuzz_on_overlapping_and_misordered_hunks_agrees_with_gnu_patch() {
     );
     assert!(applied >= 100 && cases - applied >= 100 && misordered >= 20);
 }
+
+/// A repository with `files` committed, then `edit` run in it: the staged diff, as `git diff
+/// --cached -M -C --find-copies-harder` writes it, and a copy of the committed tree.
+fn git_scenario(files: &[(&str, &str)], edit: impl FnOnce(&Path)) -> (Vec<u8>, tempfile::TempDir) {
+    let repo = tempfile::tempdir().unwrap();
+    let r = repo.path();
+    git(r, &["init", "-q", "."]);
+    for (rel, data) in files {
+        write(r, rel, data.as_bytes());
+    }
+    git(r, &["add", "-A"]);
+    git(r, &["commit", "-q", "-m", "base"]);
+    let base = tempfile::tempdir().unwrap();
+    copy_tree(r, base.path());
+    edit(r);
+    git(r, &["add", "-A"]);
+    let diff = git(
+        r,
+        &[
+            "diff",
+            "--cached",
+            "-M",
+            "-C",
+            "--find-copies-harder",
+            "HEAD",
+        ],
+    );
+    (diff, base)
+}
+
+/// `diff` applied to copies of `base` by frontier and by `git apply`: the same tree, and not
+/// `base`'s.
+fn agrees_with_git_apply(diff: &[u8], base: &Path, what: &str) {
+    let ours = tempfile::tempdir().unwrap();
+    copy_tree(base, ours.path());
+    frontier_apply(ours.path(), diff, None);
+    let theirs = tempfile::tempdir().unwrap();
+    copy_tree(base, theirs.path());
+    assert!(git_apply_try(theirs.path(), diff, &[]), "{what}: git apply");
+    fs::remove_dir_all(theirs.path().join(".git")).unwrap();
+    let tree = snapshot(ours.path());
+    assert_eq!(tree, snapshot(theirs.path()), "{what}");
+    assert_ne!(tree, snapshot(base), "{what}");
+}
+
+/// What `git apply` does that applying the file patches one by one would not: it reads the
+/// source of a rename or a copy as it was before the diff, makes every deletion before every
+/// creation, and lets a file take the place of a directory the diff empties.
+#[test]
+fn git_reads_sources_before_the_diff_and_deletes_before_it_creates() {
+    let lines: String = (1..=20).map(|i| format!("{i}\n")).collect();
+    let lines = lines.as_str();
+
+    // A copy of a file the same diff modifies, listed after the modification (`git diff -C`
+    // sorts by name): the copy's hunks are against the original.
+    let (diff, base) = git_scenario(&[("a", lines)], |r| {
+        fs::write(r.join("c"), lines.replace("\n5\n", "\nfive\n")).unwrap();
+        fs::write(r.join("a"), lines.replace("\n15\n", "\nfifteen\n")).unwrap();
+    });
+    let text = String::from_utf8_lossy(&diff);
+    assert!(
+        text.find("+++ b/a").unwrap() < text.find("copy to c").unwrap(),
+        "{text}"
+    );
+    agrees_with_git_apply(&diff, base.path(), "copy of a modified file");
+
+    // A directory replaced by a file of its name: `git diff` lists the creation of `x` before
+    // the deletions under `x/`.
+    let files = [("x/y", "y\n"), ("x/deep/z", "z\n"), ("keep", "k\n")];
+    let (diff, base) = git_scenario(&files, |r| {
+        fs::remove_dir_all(r.join("x")).unwrap();
+        fs::write(r.join("x"), "now a file\n").unwrap();
+    });
+    let text = String::from_utf8_lossy(&diff);
+    assert!(
+        text.find("+++ b/x\n").unwrap() < text.find("--- a/x/y").unwrap(),
+        "{text}"
+    );
+    agrees_with_git_apply(&diff, base.path(), "directory replaced by a file");
+    // With a file in the directory that the diff does not delete, both refuse, and frontier
+    // leaves the tree as it was.
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(base.path(), dir.path());
+    write(dir.path(), "x/deep/untracked", b"u\n");
+    let before = snapshot(dir.path());
+    let e = frontier_try(dir.path(), &diff, UdiffParser::git(), 0).unwrap_err();
+    assert_eq!(e, ErrorKind::IsDirectory);
+    assert_eq!(snapshot(dir.path()), before);
+    // (git refuses it at the write, having deleted `x/y` and `x/deep/z` already.)
+    assert!(!git_apply_try(dir.path(), &diff, &[]));
+
+    // Two files swapped by two renames (written by hand: `git diff` shows a swap as two
+    // rewrites), and a copy from a file the diff renamed away.
+    let files = [("a", "first\n"), ("b", "second\n"), ("s", lines)];
+    let (_, base) = git_scenario(&files, |_| {});
+    let swap = "diff --git a/a b/b\nsimilarity index 100%\nrename from a\nrename to b\n\
+                diff --git a/b b/a\nsimilarity index 100%\nrename from b\nrename to a\n";
+    agrees_with_git_apply(swap.as_bytes(), base.path(), "swap by two renames");
+    let copy_after_rename = "diff --git a/s b/t\nsimilarity index 100%\nrename from s\n\
+                             rename to t\ndiff --git a/s b/u\nsimilarity index 100%\n\
+                             copy from s\ncopy to u\n";
+    agrees_with_git_apply(
+        copy_after_rename.as_bytes(),
+        base.path(),
+        "copy from a renamed-away file",
+    );
+    // A rename onto a file no file patch removes is refused, by both.
+    let onto = "diff --git a/a b/b\nsimilarity index 100%\nrename from a\nrename to b\n";
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(base.path(), dir.path());
+    let before = snapshot(dir.path());
+    let e = frontier_try(dir.path(), onto.as_bytes(), UdiffParser::git(), 0).unwrap_err();
+    assert_eq!(e, ErrorKind::FileExists);
+    assert_eq!(snapshot(dir.path()), before);
+    assert!(!git_apply_try(dir.path(), onto.as_bytes(), &[]));
+}

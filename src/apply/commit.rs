@@ -32,6 +32,12 @@ pub(super) struct Step<'a> {
     pub(super) full: &'a Path,
     pub(super) display: &'a str,
     pub(super) write: Option<(&'a [u8], Option<u32>)>,
+    /// Where a deletion keeps the original until the commit is done, when not in the file's
+    /// own directory (a directory a file is about to replace must be left empty).
+    pub(super) backup_dir: Option<&'a Path>,
+    /// The write replaces a directory whose files earlier steps deleted: the directories left
+    /// there are removed first.
+    pub(super) replaces_dir: bool,
 }
 
 /// What phase 2 does when a step fails.
@@ -72,6 +78,9 @@ enum Undo {
     Unlink(PathBuf),
     /// A directory phase 2 made for a file under it: remove it (it is empty once the file is).
     RemoveDir(PathBuf),
+    /// An emptied directory phase 2 removed for a file to take its place: make it again, with
+    /// its mode.
+    MakeDir(PathBuf, Option<u32>),
 }
 
 /// Puts `steps` in place. `prune_empty_dirs`: after a deletion, remove the directories it
@@ -86,6 +95,11 @@ pub(super) fn commit(
     let mut prepared = Prepared::default();
     for (n, step) in steps.iter().enumerate() {
         if let Some((data, mode)) = step.write {
+            // A file replacing a directory does not take the directory's mode.
+            let mode = match step.replaces_dir {
+                true => mode,
+                false => mode.or_else(|| file_mode(step.full)),
+            };
             let result = prepared
                 .stage(n, ws, step.full, data, mode)
                 .and_then(|()| injected(faults.prepare, n));
@@ -151,8 +165,12 @@ fn take(
     faults: Faults,
     taken: &mut Vec<(usize, Undo)>,
 ) -> io::Result<()> {
+    if step.replaces_dir {
+        remove_dirs_undoable(step.full, n, taken)?;
+    }
     let exists = fs::symlink_metadata(step.full).is_ok();
     let keep = on_failure == OnFailure::Undo && exists;
+    let backup = || backup_path(step.full, step.backup_dir, n);
     match step.write {
         Some(_) => {
             let tmp = prepared
@@ -163,7 +181,7 @@ fn take(
             }
             let file_entry = taken.len();
             if keep {
-                let backup = backup_path(step.full, n);
+                let backup = backup();
                 if fs::hard_link(step.full, &backup).is_ok() {
                     taken.push((n, Undo::Unlink(backup)));
                 } else {
@@ -184,7 +202,7 @@ fn take(
         }
         None if !exists => injected(faults.apply, n)?,
         None if keep => {
-            let backup = backup_path(step.full, n);
+            let backup = backup();
             injected(faults.apply, n)?;
             fs::rename(step.full, &backup)?;
             taken.push((n, Undo::Restore(backup)));
@@ -214,6 +232,29 @@ fn make_dirs_undoable(dir: &Path, n: usize, taken: &mut Vec<(usize, Undo)>) -> i
     Ok(())
 }
 
+/// Removes `dir` and the directories in it, which hold no files any more (the steps before
+/// deleted them), deepest first, each recorded in `taken` as part of step `n`. A directory that
+/// is not empty fails the step.
+fn remove_dirs_undoable(dir: &Path, n: usize, taken: &mut Vec<(usize, Undo)>) -> io::Result<()> {
+    let mut dirs = vec![dir.to_path_buf()];
+    let mut at = 0;
+    while let Some(d) = dirs.get(at).cloned() {
+        for entry in fs::read_dir(&d)? {
+            let entry = entry?;
+            if entry.file_type()?.is_dir() {
+                dirs.push(entry.path());
+            }
+        }
+        at += 1;
+    }
+    for d in dirs.into_iter().rev() {
+        let mode = file_mode(&d);
+        fs::remove_dir(&d)?;
+        taken.push((n, Undo::MakeDir(d, mode)));
+    }
+    Ok(())
+}
+
 /// Undoes the steps taken, last first; returns the paths it could not restore, with why.
 fn undo(steps: &[Step<'_>], taken: Vec<(usize, Undo)>, faults: Faults) -> Vec<String> {
     let mut unrestored = Vec::new();
@@ -224,6 +265,9 @@ fn undo(steps: &[Step<'_>], taken: Vec<(usize, Undo)>, faults: Faults) -> Vec<St
             Undo::Restore(backup) => fs::rename(backup, step.full),
             Undo::Unlink(backup) => fs::remove_file(backup),
             Undo::RemoveDir(dir) => fs::remove_dir(dir),
+            Undo::MakeDir(dir, mode) => {
+                fs::create_dir(dir).and_then(|()| mode.map_or(Ok(()), |mode| set_mode(dir, mode)))
+            }
         });
         if let Err(err) = result {
             let left = match &undo {
@@ -233,6 +277,7 @@ fn undo(steps: &[Step<'_>], taken: Vec<(usize, Undo)>, faults: Faults) -> Vec<St
                     format!("the original is also linked at {}", backup.display())
                 }
                 Undo::RemoveDir(dir) => format!("the directory {} is still there", dir.display()),
+                Undo::MakeDir(dir, _) => format!("the directory {} is gone", dir.display()),
             };
             unrestored.push(format!("{} ({err}; {left})", step.display));
         }
@@ -240,9 +285,10 @@ fn undo(steps: &[Step<'_>], taken: Vec<(usize, Undo)>, faults: Faults) -> Vec<St
     unrestored
 }
 
-fn backup_path(full: &Path, n: usize) -> PathBuf {
-    let parent = full.parent().unwrap_or(Path::new("."));
-    parent.join(format!(".frontier-{}-{n}.orig", std::process::id()))
+/// Where step `n` keeps the original of `full`: in `dir`, or beside the file.
+fn backup_path(full: &Path, dir: Option<&Path>, n: usize) -> PathBuf {
+    let dir = dir.or(full.parent()).unwrap_or(Path::new("."));
+    dir.join(format!(".frontier-{}-{n}.orig", std::process::id()))
 }
 
 #[cfg(test)]
@@ -290,7 +336,7 @@ impl Prepared {
         let tmp = beside.join(format!(".frontier-{}-{n}.tmp", std::process::id()));
         self.temps.push((n, tmp.clone()));
         fs::write(&tmp, data)?;
-        if let Some(mode) = mode.or_else(|| file_mode(full)) {
+        if let Some(mode) = mode {
             set_mode(&tmp, mode)?;
         }
         Ok(())

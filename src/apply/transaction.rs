@@ -174,6 +174,18 @@ impl Transaction {
                 State::Delete => None,
             });
         }
+        self.read_original(operation, display, full)
+            .map(|d| d.map(Cow::Owned))
+    }
+
+    /// The content the file at `full` had before this transaction, whatever is staged for it
+    /// (`git apply` reads the source of a rename or a copy so); `None` when there was none.
+    pub fn read_original(
+        &self,
+        operation: &'static str,
+        display: &str,
+        full: &Path,
+    ) -> Result<Option<Vec<u8>>, ApplyError> {
         let (mut file, _) = match open_file(full) {
             Ok(opened) => opened,
             Err(OpenError::NotFound) => return Ok(None),
@@ -182,7 +194,14 @@ impl Transaction {
         let mut data = Vec::new();
         file.read_to_end(&mut data)
             .map_err(|e| ApplyError::io(operation, display, &e))?;
-        Ok(Some(Cow::Owned(data)))
+        Ok(Some(data))
+    }
+
+    /// Whether a new content is staged for `full`.
+    pub fn is_written(&self, full: &Path) -> bool {
+        self.by_path
+            .get(&self.key(full))
+            .is_some_and(|&i| matches!(self.entries[i].state, State::Write { .. }))
     }
 
     /// The mode the file at `full` will have, if it is staged with one or exists on disk.
@@ -242,10 +261,10 @@ impl Transaction {
     /// (see [`commit`](super::commit)); a path that could not be restored is named in the
     /// error's [`unrestored`](ApplyError::unrestored).
     pub fn commit(self) -> Result<Vec<Change>, ApplyError> {
-        let kinds = self.check_for_commit()?;
+        let (kinds, replaced) = self.check_for_commit(true)?;
         super::commit::commit(
             &self.ws,
-            &self.steps(),
+            &self.steps(&replaced),
             OnFailure::Undo,
             self.prune_empty_dirs,
             self.faults(),
@@ -259,13 +278,13 @@ impl Transaction {
     /// failure if there was one. A failure before anything was put in place (a path check, a
     /// temporary file) changes nothing.
     pub fn commit_in_order(self) -> (Vec<Change>, Option<ApplyError>) {
-        let kinds = match self.check_for_commit() {
-            Ok(kinds) => kinds,
+        let kinds = match self.check_for_commit(false) {
+            Ok((kinds, _)) => kinds,
             Err(e) => return (Vec::new(), Some(e)),
         };
         let result = super::commit::commit(
             &self.ws,
-            &self.steps(),
+            &self.steps(&[]),
             OnFailure::Keep,
             self.prune_empty_dirs,
             self.faults(),
@@ -278,8 +297,15 @@ impl Transaction {
 
     /// Checks again, on the filesystem as it is now, that every path stays inside and that no
     /// directory is in the way; returns what each entry will do (`None`: the deletion of a file
-    /// that is already gone).
-    fn check_for_commit(&self) -> Result<Vec<Option<ChangeKind>>, ApplyError> {
+    /// that is already gone), and the entries that write over a directory. With `replace`, a
+    /// directory that holds nothing but files this transaction deletes is not in the way: the
+    /// file takes its place (a `git diff` that turns a directory into a file); without it,
+    /// every directory is.
+    #[allow(clippy::type_complexity)]
+    fn check_for_commit(
+        &self,
+        replace: bool,
+    ) -> Result<(Vec<Option<ChangeKind>>, Vec<usize>), ApplyError> {
         for e in &self.entries {
             let mut again = entry_of(&self.resolve("commit", &e.display)?);
             if again != e.full && matches!(e.state, State::Write { .. }) {
@@ -296,10 +322,14 @@ impl Transaction {
             }
         }
         let mut kinds = Vec::with_capacity(self.entries.len());
-        for e in &self.entries {
-            let existed = fs::symlink_metadata(&e.full).is_ok();
+        let mut replaced = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            let mut existed = fs::symlink_metadata(&e.full).is_ok();
             if let (State::Write { .. }, Ok(m)) = (&e.state, fs::metadata(&e.full)) {
-                if m.is_dir() {
+                if m.is_dir() && replace && self.deletes_everything_in(&e.full) {
+                    replaced.push(i);
+                    existed = false;
+                } else if m.is_dir() {
                     return Err(ApplyError::new(
                         ErrorKind::IsDirectory,
                         "commit",
@@ -325,19 +355,68 @@ impl Transaction {
                 (State::Write { .. }, false) => Some(ChangeKind::Added),
             });
         }
-        Ok(kinds)
+        Ok((kinds, replaced))
     }
 
-    fn steps(&self) -> Vec<Step<'_>> {
-        self.entries
+    /// Whether `dir` is a directory (not a link to one) in which every file, at any depth, is
+    /// staged for deletion.
+    fn deletes_everything_in(&self, dir: &Path) -> bool {
+        if !fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+            return false;
+        }
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            let Ok(listing) = fs::read_dir(&d) else {
+                return false;
+            };
+            for entry in listing {
+                let Ok(entry) = entry else { return false };
+                let path = entry.path();
+                match entry.file_type() {
+                    Ok(t) if t.is_dir() => stack.push(path),
+                    Ok(_) => {
+                        let deleted = self
+                            .by_path
+                            .get(&path)
+                            .is_some_and(|&i| matches!(self.entries[i].state, State::Delete));
+                        if !deleted {
+                            return false;
+                        }
+                    }
+                    Err(_) => return false,
+                }
+            }
+        }
+        true
+    }
+
+    /// The steps to take, in the order staged, except that the deletions inside a directory a
+    /// file replaces (the entries `replaced`) come first, their originals kept beside that
+    /// directory rather than in it.
+    fn steps(&self, replaced: &[usize]) -> Vec<Step<'_>> {
+        let inside = |e: &Entry| {
+            replaced
+                .iter()
+                .map(|&r| &self.entries[r].full)
+                .find(|dir| matches!(e.state, State::Delete) && e.full.starts_with(dir))
+        };
+        let (first, rest): (Vec<_>, Vec<_>) = self
+            .entries
             .iter()
-            .map(|e| Step {
+            .enumerate()
+            .partition(|(_, e)| inside(e).is_some());
+        first
+            .into_iter()
+            .chain(rest)
+            .map(|(i, e)| Step {
                 full: &e.full,
                 display: &e.display,
                 write: match &e.state {
                     State::Write { data, mode } => Some((data.as_slice(), *mode)),
                     State::Delete => None,
                 },
+                backup_dir: inside(e).and_then(|dir| dir.parent()),
+                replaces_dir: replaced.contains(&i),
             })
             .collect()
     }
@@ -614,6 +693,64 @@ mod tests {
             (ErrorKind::Io, "d/f"),
             "{err}"
         );
+        assert_eq!(snapshot(dir.path()), before);
+    }
+
+    /// The file `x` written, then the files under the directory `x` deleted (`git diff`'s
+    /// order), then `a.txt` updated.
+    fn directory_then_file() -> (tempfile::TempDir, Transaction) {
+        let (dir, mut tx) = setup();
+        fs::create_dir_all(dir.path().join("x/deep")).unwrap();
+        fs::write(dir.path().join("x/y"), "y\n").unwrap();
+        fs::write(dir.path().join("x/deep/z"), "z\n").unwrap();
+        let x = tx.resolve("add", "x").unwrap();
+        assert_eq!(tx.presence(&x), Presence::Directory);
+        tx.write(x, "x", b"file\n".to_vec(), None);
+        for path in ["x/y", "x/deep/z"] {
+            let full = tx.resolve("delete", path).unwrap();
+            tx.delete(full, path);
+        }
+        let a = tx.resolve("update", "a.txt").unwrap();
+        tx.write(a, "a.txt", b"A\n".to_vec(), None);
+        (dir, tx.prune_empty_dirs(true))
+    }
+
+    #[test]
+    fn a_file_takes_the_place_of_a_directory_whose_files_are_deleted() {
+        for at in 0..4 {
+            let (dir, mut tx) = directory_then_file();
+            let before = snapshot(dir.path());
+            tx.faults.apply = Some(at);
+            let err = tx.commit().unwrap_err();
+            assert!(err.unrestored().is_empty(), "step {at}: {err}");
+            assert_eq!(snapshot(dir.path()), before, "step {at}");
+        }
+        let (dir, tx) = directory_then_file();
+        let changes = tx.commit().unwrap();
+        let listed: Vec<String> = changes
+            .iter()
+            .map(|c| format!("{} {}", c.kind.letter(), c.path))
+            .collect();
+        assert_eq!(listed, ["A x", "D x/y", "D x/deep/z", "M a.txt"]);
+        let names: Vec<String> = snapshot(dir.path())
+            .into_iter()
+            .map(|e| e.0.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["a.txt", "x"]);
+        assert_eq!(fs::read(dir.path().join("x")).unwrap(), b"file\n");
+        // A file left in the directory keeps it in the way; in order (Codex), every directory
+        // is.
+        let (dir, tx) = directory_then_file();
+        fs::write(dir.path().join("x/deep/other"), "o\n").unwrap();
+        let before = snapshot(dir.path());
+        let err = tx.commit().unwrap_err();
+        assert_eq!((err.kind, err.path.as_str()), (ErrorKind::IsDirectory, "x"));
+        assert_eq!(snapshot(dir.path()), before);
+        let (dir, tx) = directory_then_file();
+        let before = snapshot(dir.path());
+        let (written, err) = tx.commit_in_order();
+        assert!(written.is_empty());
+        assert_eq!(err.unwrap().kind, ErrorKind::IsDirectory);
         assert_eq!(snapshot(dir.path()), before);
     }
 

@@ -15,9 +15,11 @@
 //! apply is reported while the diff is still being written), [`DiffSession::file_patch`] when the
 //! file patch is complete, then [`DiffSession::commit`]. All or nothing.
 
-use std::path::PathBuf;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
 
 use super::binary::{self, BinaryError};
+use super::commit::file_mode;
 use super::error::{ApplyError, ErrorKind, FirstFailure};
 use super::transaction::{Change, Presence, Transaction};
 use super::workspace::Workspace;
@@ -205,6 +207,12 @@ pub struct DiffSession {
     open: Option<OpenFile>,
     failed: FirstFailure,
     files: usize,
+    /// The names deleted or renamed away by the file patches so far.
+    removed: HashSet<PathBuf>,
+    /// Files a git file patch creates (or renames or copies onto) that exist on disk: allowed,
+    /// as `git apply` allows it, only if some file patch of the diff removes them (a swap of
+    /// two files by two renames), checked at the commit.
+    replaced: Vec<(PathBuf, String)>,
 }
 
 /// Removes `n` leading components from a name, as `git apply -p` does (runs of slashes count
@@ -437,6 +445,8 @@ impl DiffSession {
             open: None,
             failed: FirstFailure::default(),
             files: 0,
+            removed: HashSet::new(),
+            replaced: Vec::new(),
         }
     }
 
@@ -467,7 +477,7 @@ impl DiffSession {
         Ok(())
     }
 
-    fn open_file(&self, header: &FileHeader) -> Result<OpenFile, ApplyError> {
+    fn open_file(&mut self, header: &FileHeader) -> Result<OpenFile, ApplyError> {
         let (action, old_name, new_name) = names(header, self.strip.value)?;
         let modes = [
             header.old_mode,
@@ -492,26 +502,22 @@ impl DiffSession {
         }
         let old_full = self.tx.resolve("patch", &old_name)?;
         let new_full = self.tx.resolve("patch", &new_name)?;
-        let exists = |full: &PathBuf, name: &str| -> Result<(), ApplyError> {
-            if self.tx.presence(full) != Presence::Missing {
-                return Err(ApplyError::new(
-                    ErrorKind::FileExists,
-                    "patch",
-                    name,
-                    "already exists in the workspace",
-                ));
-            }
-            Ok(())
-        };
         let (action, orig, guessed_new) = match action {
             Action::Create => {
-                exists(&new_full, &new_name)?;
+                self.may_create(header, &new_full, &new_name)?;
                 (action, Vec::new(), false)
             }
-            _ => {
-                if matches!(action, Action::Rename | Action::Copy) && new_full != old_full {
-                    exists(&new_full, &new_name)?;
+            Action::Rename | Action::Copy => {
+                if new_full != old_full {
+                    self.may_create(header, &new_full, &new_name)?;
                 }
+                // As `git apply`: the source as it was, whatever the diff did to it before.
+                match self.tx.read_original("patch", &old_name, &old_full)? {
+                    Some(orig) => (action, orig, false),
+                    None => return Err(not_found(&old_name)),
+                }
+            }
+            _ => {
                 match self.tx.read("patch", &old_name, &old_full)? {
                     Some(orig) => (action, orig.into_owned(), false),
                     // `--- a/x` `+++ b/x` with no git header, for a file that is not there:
@@ -533,6 +539,37 @@ impl DiffSession {
             hunks: 0,
             guessed_new,
         })
+    }
+
+    /// Whether a file patch may create `full`: nothing is there, or will be once the diff's
+    /// deletions are done. As `git apply`: a directory may be in the way (the commit checks
+    /// that the diff deletes every file in it), and for a git diff a file another file patch
+    /// deletes or renames away, before or after this one (checked at the commit too).
+    fn may_create(
+        &mut self,
+        header: &FileHeader,
+        full: &Path,
+        name: &str,
+    ) -> Result<(), ApplyError> {
+        let exists = || {
+            ApplyError::new(
+                ErrorKind::FileExists,
+                "patch",
+                name,
+                "already exists in the workspace",
+            )
+        };
+        if self.tx.is_written(full) {
+            return Err(exists());
+        }
+        match self.tx.presence(full) {
+            Presence::Missing | Presence::Directory => Ok(()),
+            Presence::File if header.git_names.is_some() => {
+                self.replaced.push((full.to_path_buf(), name.to_owned()));
+                Ok(())
+            }
+            Presence::File | Presence::Special(_) => Err(exists()),
+        }
     }
 
     /// Applies one hunk of the open file patch to the file's image.
@@ -601,7 +638,7 @@ impl DiffSession {
             .new_mode
             .or(header.new_file_mode)
             .or_else(|| match open.action {
-                Action::Rename | Action::Copy => self.tx.mode(&open.old_full),
+                Action::Rename | Action::Copy => file_mode(&open.old_full),
                 _ => None,
             });
         match open.action {
@@ -614,6 +651,7 @@ impl DiffSession {
                         "the deletion patch does not remove the whole file",
                     ));
                 }
+                self.removed.insert(open.old_full.clone());
                 self.tx.delete(open.old_full, &open.old_name);
             }
             Action::Create | Action::Modify | Action::Copy => {
@@ -621,9 +659,15 @@ impl DiffSession {
             }
             Action::Rename => {
                 let same = self.tx.same_entry(&open.new_full, &open.old_full);
+                // A source an earlier file patch wrote keeps what it wrote (the second
+                // rename of a swap; git writes every creation after every deletion).
+                let rewritten = self.tx.is_written(&open.old_full);
                 self.tx.write(open.new_full, &open.new_name, new, mode);
                 if !same {
-                    self.tx.delete(open.old_full, &open.old_name);
+                    self.removed.insert(open.old_full.clone());
+                    if !rewritten {
+                        self.tx.delete(open.old_full, &open.old_name);
+                    }
                 }
             }
         }
@@ -649,6 +693,18 @@ impl DiffSession {
                 "patch",
                 "",
                 "no file patches",
+            ));
+        }
+        if let Some((_, name)) = self
+            .replaced
+            .iter()
+            .find(|(f, _)| !self.removed.contains(f))
+        {
+            return Err(ApplyError::new(
+                ErrorKind::FileExists,
+                "patch",
+                name,
+                "already exists in the workspace",
             ));
         }
         self.tx.commit()
