@@ -69,6 +69,40 @@ fn check_reads_standard_input_and_honours_limits() {
 }
 
 #[test]
+fn check_reports_the_readable_files_around_an_unreadable_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = dir.path().join("ok.ctl");
+    std::fs::write(&ok, "call c1 read_file\narg path 3\nab\nend\n").unwrap();
+    let ok = ok.to_str().unwrap();
+    let missing = dir.path().join("missing.ctl");
+    let missing = missing.to_str().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_frontier"))
+        .args(["check", "--lang", "ctl", "--json", ok, missing, ok])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines.iter().all(|l| l.contains(r#""verdict":"complete""#)));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        stderr.starts_with(&format!("frontier: {missing}: ")),
+        "{stderr}"
+    );
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn calls_takes_the_common_lang_option_for_ctl_only() {
+    let good = corpus("valid/01_agent_turn.ctl");
+    let plain = run(&["calls", &good], b"");
+    assert_eq!(plain.0, 0);
+    assert_eq!(run(&["calls", "--lang", "ctl", &good], b""), plain);
+    let (code, out, err) = run(&["calls", "--lang", "udiff", &good], b"");
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+}
+
+#[test]
 fn usage_errors_exit_with_2() {
     assert_eq!(
         run(

@@ -20,6 +20,10 @@ use super::{bounds, display};
 /// Flags of `calls`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// The language: only `ctl`, the one language with tool calls (accepted so that every
+    /// command takes the common `--lang`).
+    #[arg(long, value_parser = ["ctl"])]
+    lang: Option<String>,
     /// The CTL mode: strict (the default) or extended (inline and heredoc arguments too).
     #[arg(long)]
     mode: Option<String>,

@@ -116,16 +116,26 @@ pub fn erase_kind<K: ErrorKind>(outcome: Outcome<K>) -> Outcome<&'static str> {
 pub fn run(args: Args) -> Result<i32, String> {
     let mut out = std::io::stdout().lock();
     let mut all_complete = true;
+    let mut unreadable = false;
     for path in &args.files {
         let name = display::path(path);
-        let (outcome, units) = dispatch(
+        let checked = dispatch(
             &args.lang,
             CheckFile {
                 path,
                 chunk: args.chunk,
             },
-        )?
-        .map_err(|e| format!("{name}: {e}"))?;
+        )?;
+        let (outcome, units) = match checked {
+            Ok(checked) => checked,
+            // Reported, and the other files still checked: the status says one was not.
+            Err(e) => {
+                out.flush().map_err(|e| e.to_string())?;
+                eprintln!("frontier: {name}: {}", display::escaped(&e.to_string()));
+                unreadable = true;
+                continue;
+            }
+        };
         all_complete &= matches!(outcome.verdict, Verdict::Complete);
         let error = outcome.verdict.error().map(|e| ErrorReport {
             offset: e.offset,
@@ -171,5 +181,9 @@ pub fn run(args: Args) -> Result<i32, String> {
             .map_err(|e| e.to_string())?;
         }
     }
-    Ok(if all_complete { 0 } else { 1 })
+    Ok(match (unreadable, all_complete) {
+        (true, _) => super::EXIT_USAGE,
+        (false, true) => 0,
+        (false, false) => 1,
+    })
 }

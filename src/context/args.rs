@@ -209,7 +209,8 @@ impl std::error::Error for ArgsError {}
 
 /// Parses the arguments as the model sent them (JSON text).
 pub fn parse(text: &str) -> Result<ContextUpdate, ArgsError> {
-    let raw: Value = serde_json::from_str(text).map_err(|e| ArgsError::Json {
+    let text = super::text::lone_surrogates_replaced(text);
+    let raw: Value = serde_json::from_str(&text).map_err(|e| ArgsError::Json {
         line: e.line(),
         column: e.column(),
         message: e.to_string(),

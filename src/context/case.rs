@@ -74,8 +74,9 @@ fn content(v: Option<&Value>) -> Result<ContentStore, CaseError> {
 
 /// Runs one case (its JSON text) under a window of `max_tokens`; the output line's object.
 pub fn run(name: &str, text: &str, max_tokens: u64) -> Result<Value, CaseError> {
+    let text = super::text::lone_surrogates_replaced(text);
     let case: Value =
-        serde_json::from_str(text).map_err(|e| case_error(format!("not JSON: {e}")))?;
+        serde_json::from_str(&text).map_err(|e| case_error(format!("not JSON: {e}")))?;
     let case = case
         .as_object()
         .ok_or_else(|| case_error("a case is a JSON object"))?;

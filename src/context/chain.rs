@@ -53,12 +53,25 @@ pub fn check(stage: &Stage<'_>) -> Vec<Violation> {
             ),
         ));
     }
+    // Interposition: once per chain, not for a chain reported above, nor for one that was
+    // already interposed before the patch (divergence 5, as for a chain already half out).
+    let mut reported: HashSet<Slot> = broken_heads(stage, &seen_heads);
+    let now = |s: Slot| stage.get(s).is_visible();
+    let report = |head: Slot, reported: &mut HashSet<Slot>| {
+        !already_interposed(stage, head) && reported.insert(head)
+    };
     for &slot in stage.touched() {
         if stage.get(slot).is_visible() && !store.block(slot).is_visible() {
             let at = store.position(slot);
-            if let Some((head, key)) = interposed(stage, at, Some(slot)) {
-                let v = rules::chain_interposed(&store.block(slot).id, &head, &key);
-                broken.push((at, v));
+            if let Some(head) = interposed(stage, &now, at, Some(slot)) {
+                if report(head, &mut reported) {
+                    let v = rules::chain_interposed(
+                        &store.block(slot).id,
+                        &block_id(stage, head),
+                        &chain_key(stage, head),
+                    );
+                    broken.push((at, v));
+                }
             }
         }
     }
@@ -68,32 +81,90 @@ pub fn check(stage: &Stage<'_>) -> Vec<Violation> {
             continue;
         };
         let at = store.position(prev) + 1;
-        if let Some((head, key)) = interposed(stage, at, None) {
-            let sources: Vec<String> = summary
-                .source_ids
-                .iter()
-                .map(|id| format!("\"{id}\""))
-                .collect();
-            let v = rules::summary_interposed(&sources.join(", "), &head, &key);
-            broken.push((at, v));
+        if let Some(head) = interposed(stage, &now, at, None) {
+            if report(head, &mut reported) {
+                let sources: Vec<String> = summary
+                    .source_ids
+                    .iter()
+                    .map(|id| format!("\"{id}\""))
+                    .collect();
+                let v = rules::summary_interposed(
+                    &sources.join(", "),
+                    &block_id(stage, head),
+                    &chain_key(stage, head),
+                );
+                broken.push((at, v));
+            }
         }
     }
     broken.sort_by_key(|(at, _)| *at);
     broken.into_iter().map(|(_, v)| v).collect()
 }
 
+/// The heads of the chains among `heads` that the stage leaves half in the view (the ones the
+/// first check reported).
+fn broken_heads(stage: &Stage<'_>, heads: &HashSet<Slot>) -> HashSet<Slot> {
+    let store = stage.store;
+    heads
+        .iter()
+        .copied()
+        .filter(|&head| {
+            let chain = store.chain_of(head);
+            let visible = chain.iter().filter(|&&s| stage.get(s).is_visible()).count();
+            visible > 0 && visible < chain.len()
+        })
+        .collect()
+}
+
+fn block_id(stage: &Stage<'_>, slot: Slot) -> String {
+    stage.store.block(slot).id.clone()
+}
+
+/// A chain's ids, in chain order, joined as the messages name them.
+fn chain_key(stage: &Stage<'_>, head: Slot) -> String {
+    let store = stage.store;
+    let ids: Vec<&str> = store
+        .chain_of(head)
+        .iter()
+        .map(|&s| store.block(s).id.as_str())
+        .collect();
+    ids.join(", ")
+}
+
+/// Whether, before the patch, a block that is not a member of `head`'s chain already stood
+/// in the view between the head and one of its results.
+fn already_interposed(stage: &Stage<'_>, head: Slot) -> bool {
+    let store = stage.store;
+    let before = |s: Slot| store.block(s).is_visible();
+    let chain = store.chain_of(head);
+    if !before(head) {
+        return false;
+    }
+    let from = store.position(head) + 1;
+    let to = chain.iter().map(|&m| store.position(m)).max().unwrap_or(0);
+    (from..to).any(|at| {
+        let s = store.at(at);
+        before(s) && !chain.contains(&s) && interposed(stage, &before, at, Some(s)) == Some(head)
+    })
+}
+
 /// Whether a block standing in the view at order position `at` (`slot`, or a block the patch
 /// creates there, with the block now at `at` after it), not a member of the chain around it,
-/// stands between that chain's visible head and a visible result: the head's id and the
-/// chain's ids.
-fn interposed(stage: &Stage<'_>, at: usize, slot: Option<Slot>) -> Option<(String, String)> {
+/// stands between that chain's visible head and a visible result, the view being the blocks
+/// `visible` says are in it: the head.
+fn interposed(
+    stage: &Stage<'_>,
+    visible: &dyn Fn(Slot) -> bool,
+    at: usize,
+    slot: Option<Slot>,
+) -> Option<Slot> {
     let store = stage.store;
     // Back to the nearest head in the view, over results, reasoning traces and the blocks out
     // of the view (an archived chain interleaved with a visible one is not what the endpoint
     // sees between the visible head and its results).
     let head = (0..at).rev().map(|i| store.at(i)).find_map(|s| {
         let b = store.block(s);
-        if !stage.get(s).is_visible() {
+        if !visible(s) {
             return None;
         }
         match b.api() {
@@ -104,15 +175,11 @@ fn interposed(stage: &Stage<'_>, at: usize, slot: Option<Slot>) -> Option<(Strin
         }
     })??;
     let chain = store.chain_of(head);
-    if slot.is_some_and(|s| chain.contains(&s)) || !stage.get(head).is_visible() {
+    if slot.is_some_and(|s| chain.contains(&s)) || !visible(head) {
         return None;
     }
     let after = chain
         .iter()
-        .any(|&m| store.position(m) >= at && Some(m) != slot && stage.get(m).is_visible());
-    if !after {
-        return None;
-    }
-    let key: Vec<&str> = chain.iter().map(|&s| store.block(s).id.as_str()).collect();
-    Some((store.block(head).id.clone(), key.join(", ")))
+        .any(|&m| store.position(m) >= at && Some(m) != slot && visible(m));
+    after.then_some(head)
 }
