@@ -481,6 +481,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_lone_surrogate_escape_is_read_as_a_replacement_character() {
+        let update = parse(r#"{"reason":"cut \ud83d","operations":[]}"#).unwrap();
+        assert_eq!(update.reason, "cut \u{fffd}");
+        assert!(parse(r#"{"reason":"r","operations":[],"x":1e400}"#).is_err());
+    }
+
+    #[test]
     fn unknown_ops_print_as_javascript_would() {
         let e = parse(r#"{"operations":[{"op":"clear","ids":[]}]}"#).unwrap_err();
         assert_eq!(e.to_string(), "unknown op \"clear\"");
