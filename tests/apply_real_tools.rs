@@ -1227,6 +1227,12 @@ fn git_reads_sources_before_the_diff_and_deletes_before_it_creates() {
         base.path(),
         "copy from a renamed-away file",
     );
+    // Two names and no rename lines, in the `diff --git` line or in `---`/`+++` under it: git
+    // removes the old name and writes the new.
+    for header in ["diff --git a/s b/v\n--- a/s\n", "diff --git a/s b/s\n--- a/s\n"] {
+        let diff = format!("{header}+++ b/v\n@@ -1,2 +1,2 @@\n-1\n+one\n 2\n");
+        agrees_with_git_apply(diff.as_bytes(), base.path(), header);
+    }
     // A rename onto a file no file patch removes is refused, by both.
     let onto = "diff --git a/a b/b\nsimilarity index 100%\nrename from a\nrename to b\n";
     let dir = tempfile::tempdir().unwrap();

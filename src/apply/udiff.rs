@@ -374,6 +374,12 @@ fn names(h: &FileHeader, strip: usize) -> Result<(Action, String, String), Apply
             (o.clone(), new.unwrap_or(o))
         }
     };
+    // Two names and no `rename`/`copy` lines (`diff --git a/x b/y`, or `--- a/x` `+++ b/y`
+    // under a git header): `git apply` removes the old name and writes the new, a rename.
+    let action = match action {
+        Action::Modify if old != new => Action::Rename,
+        _ => action,
+    };
     Ok((action, old, new))
 }
 
