@@ -1229,7 +1229,10 @@ fn git_reads_sources_before_the_diff_and_deletes_before_it_creates() {
     );
     // Two names and no rename lines, in the `diff --git` line or in `---`/`+++` under it: git
     // removes the old name and writes the new.
-    for header in ["diff --git a/s b/v\n--- a/s\n", "diff --git a/s b/s\n--- a/s\n"] {
+    for header in [
+        "diff --git a/s b/v\n--- a/s\n",
+        "diff --git a/s b/s\n--- a/s\n",
+    ] {
         let diff = format!("{header}+++ b/v\n@@ -1,2 +1,2 @@\n-1\n+one\n 2\n");
         agrees_with_git_apply(diff.as_bytes(), base.path(), header);
     }

@@ -124,11 +124,24 @@ fn a_backslash_line_may_follow_any_body_line_but_not_another() {
         .collect();
     assert_eq!(flags, [true, true]);
     // A second `\` line in a row is not, and neither is one before the first body line.
+    // After a complete hunk it is garbage where garbage may stand (`git apply` skips it), an
+    // error in strict mode.
     let input = diff(b"@@ -1 +1 @@\n-a\n+b\n\\ x\n\\ y\n");
     assert_eq!(
-        outcome(Mode::Git, &input),
+        outcome(Mode::Strict, &input),
         ("error", Some((at(&input, b"\\ y"), "misplaced_no_newline")))
     );
+    for mode in [Mode::Git, Mode::Recount] {
+        assert_eq!(outcome(mode, &input), ("complete", None), "{mode:?}");
+        let (files, _) = parse_all(parser(mode), &input);
+        assert_eq!(files[0].hunks.len(), 1, "{mode:?}");
+        let flags: Vec<_> = files[0].hunks[0]
+            .lines
+            .iter()
+            .map(|l| l.no_newline)
+            .collect();
+        assert_eq!(flags, [false, true], "{mode:?}");
+    }
     let input = diff(b"@@ -1,2 +1,2 @@\n-a\n\\ x\n\\ y\n");
     assert_eq!(
         outcome(Mode::Strict, &input),

@@ -126,11 +126,8 @@ impl UdiffMachine {
         // In a hunk body, the spec's table: the counts decide (the hot case for a decoder).
         if let Ctx::Hunk { old, new, bs } = self.ctx {
             if self.mode == Mode::Recount {
-                return if bs {
-                    ByteSet::FULL
-                } else {
-                    ByteSet::FULL.without(b'\\')
-                };
+                // Any line: a body line, a `\` after one, or the line after the hunk.
+                return ByteSet::FULL;
             }
             let mut set = ByteSet::EMPTY;
             if old > 0 && new > 0 {

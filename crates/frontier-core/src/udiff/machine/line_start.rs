@@ -79,7 +79,8 @@ impl UdiffMachine {
                         bs: false,
                     },
                 )),
-                b'\\' => Err(MisplacedNoNewline),
+                // A second `\` in a row is no body line: the hunk is over, and the line is
+                // garbage, as in `git` mode.
                 b'-' => self.keyword(
                     self.continuing(self.ctx) | self.top_kws(),
                     0,
@@ -100,7 +101,9 @@ impl UdiffMachine {
                     b'\\' if bs => {
                         return Ok(self.begin(Class::NoNewline, byte, Ctx::HunkDone { bs: false }))
                     }
-                    b'\\' => return Err(MisplacedNoNewline),
+                    // A second `\` in a row: garbage to `git apply`, which looks for the
+                    // next `diff`/`---`/`@@` line.
+                    b'\\' if !git => return Err(MisplacedNoNewline),
                     b' ' | b'+' => return Err(HunkOverrun),
                     b'\n' if !git => return Err(HunkOverrun),
                     b'-' => Div::Error(HunkOverrun),
