@@ -489,3 +489,17 @@ fn a_header_line_without_a_name_falls_back_to_garbage_or_a_body_line() {
         ("error", Some((input.len() as u64 - 1, "unexpected_byte")))
     );
 }
+
+#[test]
+fn index_names_may_be_written_in_uppercase_hex() {
+    let input =
+        b"diff --git a/x b/x\nindex ABC0..dEf1 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n";
+    for mode in [Mode::Strict, Mode::Git, Mode::Recount] {
+        assert_eq!(outcome(mode, input), ("complete", None), "{mode:?}");
+    }
+    let bad = b"diff --git a/x b/x\nindex ABG..def 100644\n";
+    assert_eq!(
+        outcome(Mode::Strict, bad),
+        ("error", Some((at(bad, b"G"), "unexpected_byte")))
+    );
+}

@@ -9,7 +9,10 @@ use super::UdiffErrorKind;
 
 const DIGITS: ByteSet = ByteSet::range(b'0', b'9');
 const OCTAL: ByteSet = ByteSet::range(b'0', b'7');
-const HEX: ByteSet = ByteSet::range(b'0', b'9').union(ByteSet::range(b'a', b'f'));
+/// An `index` line's hex digits, in either case (`git apply` takes uppercase ones too).
+const HEX: ByteSet = ByteSet::range(b'0', b'9')
+    .union(ByteSet::range(b'a', b'f'))
+    .union(ByteSet::range(b'A', b'F'));
 const NOT_LF: ByteSet = ByteSet::single(b'\n').complement();
 const LF: ByteSet = ByteSet::single(b'\n');
 

@@ -295,12 +295,12 @@ impl UdiffMachine {
     }
 }
 
-/// The hex digits of an `index` line's names.
+/// The hex digits of an `index` line's names, in either case.
 const HEX_DIGIT: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;
     while b < 256 {
-        table[b] = matches!(b as u8, b'0'..=b'9' | b'a'..=b'f');
+        table[b] = matches!(b as u8, b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F');
         b += 1;
     }
     table
