@@ -133,13 +133,17 @@ pub unsafe extern "C" fn frontier_matcher_fill_mask(
     };
     m.run(-1, |m| {
         let words = m.grammar.mask_words();
-        if dst.is_null() {
-            return Err("dst is NULL".to_owned());
-        }
         if dst_words < words {
             return Err(format!(
                 "dst holds {dst_words} words, the mask needs {words}"
             ));
+        }
+        if dst_words == 0 {
+            // An empty vocabulary's mask has no word: nothing to write, NULL or not.
+            return Ok(0);
+        }
+        if dst.is_null() {
+            return Err("dst is NULL".to_owned());
         }
         // SAFETY: non-NULL, and the caller guarantees `dst_words` writable words at `dst`.
         let dst = unsafe { std::slice::from_raw_parts_mut(dst, dst_words) };

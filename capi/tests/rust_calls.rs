@@ -181,6 +181,31 @@ fn a_longer_mask_buffer_gets_zeros_past_the_vocabulary() {
 }
 
 #[test]
+fn an_empty_vocabularys_mask_needs_no_array() {
+    let init = FrontierVocabInit {
+        struct_size: std::mem::size_of::<FrontierVocabInit>(),
+        vocab_size: 0,
+        token_lens: null(),
+        token_bytes: null(),
+        special_ids: null(),
+        n_special_ids: 0,
+        eos_ids: null(),
+        n_eos_ids: 0,
+    };
+    // SAFETY: `init` holds no arrays; the handles are live until freed; nothing is written.
+    unsafe {
+        let v = frontier_vocab_new(&init, null_mut(), 0);
+        assert!(!v.is_null());
+        let m = matcher(v);
+        assert_eq!(frontier_matcher_fill_mask(m, null_mut(), 0), 0);
+        assert_eq!(frontier_matcher_fill_mask(m, null_mut(), 1), -1);
+        assert_eq!(last_error(m), "dst is NULL");
+        frontier_matcher_free(m);
+        frontier_vocab_free(v);
+    }
+}
+
+#[test]
 fn a_short_mask_buffer_is_an_error_that_writes_nothing() {
     let v = vocab();
     let m = matcher(v);
