@@ -201,6 +201,12 @@ impl PatchSession {
                         self.tx.delete(full, path);
                         Ok(())
                     }
+                    // A link (inside the root) to a directory: the link goes, as Codex's
+                    // `remove_file` removes it; the directory stays.
+                    Presence::Directory if is_link(&full) => {
+                        self.tx.delete(full, path);
+                        Ok(())
+                    }
                     Presence::Directory => Err(ApplyError::new(
                         ErrorKind::IsDirectory,
                         "delete",
@@ -305,6 +311,11 @@ impl PatchSession {
             },
         }
     }
+}
+
+/// Whether `full` is itself a symbolic link.
+fn is_link(full: &Path) -> bool {
+    std::fs::symlink_metadata(full).is_ok_and(|m| m.file_type().is_symlink())
 }
 
 /// The refusal of a FIFO, socket or device.
