@@ -152,7 +152,7 @@ fn an_unknown_mode_is_a_usage_error() {
         (
             "apply_patch",
             "git",
-            "unknown mode \"git\" for apply_patch (modes: strict, codex)",
+            "unknown mode \"git\" for apply_patch (modes: strict, codex, environment)",
         ),
         (
             "udiff",

@@ -104,3 +104,63 @@ fn trace_and_events() {
     );
     assert!(events.contains("{\"event\":\"file_end\",\"op\":\"update\"}"));
 }
+
+#[test]
+fn the_environment_mode_takes_one_environment_id_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let patch = dir.path().join("env.patch");
+    std::fs::write(
+        &patch,
+        "*** Begin Patch\n*** Environment ID: prod\n*** Add File: a\n+x\n*** End Patch\n",
+    )
+    .unwrap();
+    let file = patch.to_str().unwrap();
+    let check = |mode: &str| {
+        frontier(&[
+            "check",
+            "--lang",
+            "apply_patch",
+            "--mode",
+            mode,
+            "--json",
+            file,
+        ])
+    };
+    let (code, out) = check("environment");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(r#""units":{"files":1,"chunks":0}"#), "{out}");
+    // Strict mode refuses the line at its `E` (byte 20).
+    let (code, out) = check("strict");
+    assert_eq!(code, 1);
+    assert!(
+        out.contains(r#""error":{"offset":20,"byte":69,"kind":"bad_marker"}"#),
+        "{out}"
+    );
+    let (code, out) = frontier(&[
+        "events",
+        "--lang",
+        "apply_patch",
+        "--mode",
+        "environment",
+        file,
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("{\"event\":\"environment\"}\n{\"event\":\"path\",\"data\":\"prod\"}"),
+        "{out}"
+    );
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let (code, out) = frontier(&[
+        "apply",
+        "--lang",
+        "apply_patch",
+        "--mode",
+        "environment",
+        "--root",
+        root.to_str().unwrap(),
+        file,
+    ]);
+    assert_eq!((code, out.as_str()), (0, "A a\n"));
+    assert_eq!(std::fs::read_to_string(root.join("a")).unwrap(), "x\n");
+}

@@ -602,7 +602,10 @@ fn deleting_a_link_to_a_directory_removes_the_link_only() {
         let dir = workspace(&[("d/keep", "k\n")]);
         std::os::unix::fs::symlink("d", dir.path().join("ld")).unwrap();
         run(&dir, policy, &[FileOperation::Delete { path: "ld".into() }]).unwrap();
-        assert!(fs::symlink_metadata(dir.path().join("ld")).is_err(), "{policy:?}");
+        assert!(
+            fs::symlink_metadata(dir.path().join("ld")).is_err(),
+            "{policy:?}"
+        );
         assert_eq!(read(&dir, "d/keep"), "k\n");
         // The directory itself is still refused.
         let e = run(&dir, policy, &[FileOperation::Delete { path: "d".into() }]).unwrap_err();

@@ -1,7 +1,7 @@
 """frontier for Python: token masks and streaming push parsers for model output.
 
 The languages are CTL tool calls (``"ctl"``), Codex's patch language (``"apply_patch"``,
-modes ``"strict"`` and ``"codex"``) and unified diff (``"udiff"``, modes ``"strict"``,
+modes ``"strict"``, ``"codex"`` and ``"environment"``) and unified diff (``"udiff"``, modes ``"strict"``,
 ``"git"``, ``"recount"``).
 
 - :class:`Vocab`: a model's vocabulary, shared read-only by every matcher over it;

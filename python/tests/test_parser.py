@@ -100,3 +100,17 @@ def test_push_takes_any_bytes_like_object():
     for bad in (3, None, [99], array.array("i", [1, 2])):
         with pytest.raises(TypeError, match="bytes or str"):
             fs.Parser("ctl").push(bad)
+
+
+def test_the_environment_mode_takes_an_environment_id_line():
+    patch = b"*** Begin Patch\n*** Environment ID: prod\n*** Add File: a\n+x\n*** End Patch\n"
+    p = fs.Parser("apply_patch", mode="environment")
+    events = p.push(patch)
+    end = p.finish()
+    assert end["verdict"] == "complete", end
+    names = [e["event"] for e in events + end["events"]]
+    assert names[:3] == ["begin_patch", "environment", "path"], names
+    strict = fs.Parser("apply_patch")
+    with pytest.raises(fs.ParseError) as raised:
+        strict.push(patch)
+    assert (raised.value.offset, raised.value.kind) == (20, "bad_marker")

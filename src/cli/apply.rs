@@ -44,8 +44,8 @@ pub struct Args {
     /// The language of the patch.
     #[arg(long, value_enum)]
     lang: ApplyLang,
-    /// The parser's mode (apply_patch: codex (the default: patches as Codex reads them) or
-    /// strict (the grammar's own language); udiff: strict, git (default) or recount).
+    /// The parser's mode (apply_patch: codex (the default: patches as Codex reads them),
+    /// strict (the grammar's own language) or environment; udiff: strict, git (default) or recount).
     #[arg(long)]
     mode: Option<String>,
     /// apply_patch: how to apply.

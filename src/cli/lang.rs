@@ -18,7 +18,7 @@ pub enum Lang {
     Ctl,
     /// Unified diff (modes: strict, git (default), recount).
     Udiff,
-    /// Codex's apply_patch language (modes: strict, the default; codex).
+    /// Codex's apply_patch language (modes: strict, the default; codex; environment).
     #[value(name = "apply_patch")]
     ApplyPatch,
 }
@@ -30,7 +30,7 @@ pub struct LangArgs {
     #[arg(long, value_enum)]
     pub lang: Lang,
     /// A mode of that language (ctl: strict (default), extended; apply_patch: strict
-    /// (default), codex; udiff: strict, git (default), recount).
+    /// (default), codex, environment; udiff: strict, git (default), recount).
     #[arg(long)]
     pub mode: Option<String>,
     /// CTL: bytes in one header line, LF included, 1 to 65536.

@@ -8,7 +8,7 @@
 //! parser reuses, so an event costs no allocation beyond its record; errors and verdicts keep
 //! their structure (offset, byte, and the kind by its stable name, [`ErasedError`]).
 
-use crate::apply_patch::{CodexParser, StrictParser};
+use crate::apply_patch::{CodexParser, StrictOptions, StrictParser};
 use crate::contract::{ErrorKind, Outcome, ParseError, PushParser, Verdict};
 use crate::ctl::CtlParser;
 use crate::event::Record;
@@ -118,6 +118,9 @@ pub fn build(spec: &ParserSpec) -> Box<dyn DynParser> {
         ParserSpec::Ctl { mode, limits } => erase(CtlParser::with_mode(limits, mode)),
         ParserSpec::ApplyPatch(ApplyPatchMode::Strict) => erase(StrictParser::default()),
         ParserSpec::ApplyPatch(ApplyPatchMode::Codex) => erase(CodexParser::new()),
+        ParserSpec::ApplyPatch(ApplyPatchMode::Environment) => {
+            erase(StrictParser::new(StrictOptions { environment: true }))
+        }
         ParserSpec::Udiff(udiff) => erase(UdiffParser::new(udiff.mode, udiff.limits)),
     }
 }

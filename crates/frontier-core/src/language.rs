@@ -29,7 +29,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::apply_patch::{CodexParser, PatchEvent, StrictParser};
+use crate::apply_patch::{CodexParser, PatchEvent, StrictOptions, StrictParser};
 use crate::contract::PushParser;
 use crate::ctl::{self, CtlParser};
 use crate::udiff::{self, UdiffEvent, UdiffParser};
@@ -193,17 +193,25 @@ pub enum ApplyPatchMode {
     Strict,
     /// What Codex's own parser accepts (padded markers, heredoc wrapping, …).
     Codex,
+    /// The grammar of the spec with the multi-environment variant: one `*** Environment ID:`
+    /// line may follow `*** Begin Patch` (`grammars/apply_patch_env.lark`).
+    Environment,
 }
 
 impl ApplyPatchMode {
-    const ALL: [ApplyPatchMode; 2] = [ApplyPatchMode::Strict, ApplyPatchMode::Codex];
-    const NAMES: &'static [&'static str] = &["strict", "codex"];
+    const ALL: [ApplyPatchMode; 3] = [
+        ApplyPatchMode::Strict,
+        ApplyPatchMode::Codex,
+        ApplyPatchMode::Environment,
+    ];
+    const NAMES: &'static [&'static str] = &["strict", "codex", "environment"];
 
     /// The mode's name.
     pub fn as_str(self) -> &'static str {
         match self {
             ApplyPatchMode::Strict => "strict",
             ApplyPatchMode::Codex => "codex",
+            ApplyPatchMode::Environment => "environment",
         }
     }
 
@@ -217,6 +225,9 @@ impl ApplyPatchMode {
         match self {
             ApplyPatchMode::Strict => visitor.visit(StrictParser::default()),
             ApplyPatchMode::Codex => visitor.visit(CodexParser::new()),
+            ApplyPatchMode::Environment => {
+                visitor.visit(StrictParser::new(StrictOptions { environment: true }))
+            }
         }
     }
 }
@@ -441,7 +452,7 @@ mod tests {
         assert_eq!(e.kind(), "unknown_mode");
         assert_eq!(
             e.to_string(),
-            "unknown mode \"git\" for apply_patch (modes: strict, codex)"
+            "unknown mode \"git\" for apply_patch (modes: strict, codex, environment)"
         );
         assert!(ParserSpec::parse("ctl", Some("codex")).is_err());
     }
