@@ -300,7 +300,7 @@ const HEX_DIGIT: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;
     while b < 256 {
-        table[b] = matches!(b as u8, b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F');
+        table[b] = (b as u8).is_ascii_hexdigit();
         b += 1;
     }
     table
