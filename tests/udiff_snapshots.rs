@@ -57,3 +57,8 @@ snap!(
     Mode::Recount
 );
 snap!(bad_overrun_strict, "bad_overrun.diff", Mode::Strict);
+snap!(
+    model_git_header_hunks_git,
+    "model_git_header_hunks.diff",
+    Mode::Git
+);

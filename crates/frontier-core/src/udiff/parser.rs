@@ -306,6 +306,11 @@ impl UdiffParser {
             Step::HunkHeader => {
                 self.line.push(byte);
                 self.hunk_at = self.line_start();
+                if !self.header_emitted {
+                    // A hunk right after a git header (no `---`/`+++`): the header ends here.
+                    self.file_at = self.hunk_at - self.header_held;
+                    self.emit_header(on_event);
+                }
                 let ranges = if self.machine.mode() == Mode::Recount {
                     header::lenient_ranges(&self.line)
                 } else {

@@ -148,7 +148,11 @@ impl UdiffMachine {
                 self.pos = value(Value::Range(Range::START));
             }
             kw::ATAT_DASH | kw::ATAT => {
-                let allowed_here = matches!(self.ctx, Ctx::AfterPlus | Ctx::Hunks);
+                let allowed_here = match self.ctx {
+                    Ctx::AfterPlus | Ctx::Hunks => true,
+                    Ctx::GitHdr { .. } => self.mode != Mode::Strict,
+                    _ => false,
+                };
                 if !allowed_here {
                     return Err(UdiffErrorKind::HunkWithoutHeader);
                 }

@@ -207,10 +207,18 @@ impl UdiffMachine {
     pub(super) fn continuing(&self, ctx: Ctx) -> KwSet {
         match ctx {
             Ctx::GitHdr { seen } => {
+                // Outside strict mode a hunk may follow the git header directly, with no
+                // `---`/`+++` (`git apply` takes the names from `diff --git`).
+                let hunk = match self.mode {
+                    Mode::Strict => 0,
+                    Mode::Git => kw::bit(kw::ATAT_DASH),
+                    Mode::Recount => kw::bit(kw::ATAT),
+                };
                 (kw::EXTENDED & !seen)
                     | kw::bit(kw::MINUS)
                     | kw::bit(kw::BINARY_FILES)
                     | kw::bit(kw::GIT_BINARY)
+                    | hunk
             }
             Ctx::HunkDone { .. } | Ctx::Hunks if self.is_recount() => kw::bit(kw::ATAT),
             Ctx::HunkDone { .. } | Ctx::Hunks => kw::bit(kw::ATAT_DASH),
