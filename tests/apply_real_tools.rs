@@ -1212,6 +1212,20 @@ fn git_reads_sources_before_the_diff_and_deletes_before_it_creates() {
     // (git refuses it at the write, having deleted `x/y` and `x/deep/z` already.)
     assert!(!git_apply_try(dir.path(), &diff, &[]));
 
+    // A file renamed into a directory of its own name (`git mv k k/g`): the rename's source
+    // goes before the directory is made.
+    let (diff, base) = git_scenario(&[("k", "a\nb\n")], |r| {
+        fs::rename(r.join("k"), r.join("g")).unwrap();
+        fs::create_dir(r.join("k")).unwrap();
+        fs::rename(r.join("g"), r.join("k/g")).unwrap();
+    });
+    assert!(String::from_utf8_lossy(&diff).contains("rename to k/g"));
+    agrees_with_git_apply(
+        &diff,
+        base.path(),
+        "file renamed into a directory of its name",
+    );
+
     // Two files swapped by two renames (written by hand: `git diff` shows a swap as two
     // rewrites), and a copy from a file the diff renamed away.
     let files = [("a", "first\n"), ("b", "second\n"), ("s", lines)];

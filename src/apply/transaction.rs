@@ -392,7 +392,8 @@ impl Transaction {
 
     /// The steps to take, in the order staged, except that the deletions inside a directory a
     /// file replaces (the entries `replaced`) come first, their originals kept beside that
-    /// directory rather than in it.
+    /// directory rather than in it, and so do the deletions of files a written file's
+    /// directories take the place of.
     fn steps(&self, replaced: &[usize]) -> Vec<Step<'_>> {
         let inside = |e: &Entry| {
             replaced
@@ -400,11 +401,21 @@ impl Transaction {
                 .map(|&r| &self.entries[r].full)
                 .find(|dir| matches!(e.state, State::Delete) && e.full.starts_with(dir))
         };
+        // A deleted file where a written file needs a directory (`k` renamed to `k/g`) goes
+        // first too: git makes every deletion before every creation.
+        let in_the_way = |e: &Entry| {
+            matches!(e.state, State::Delete)
+                && self.entries.iter().any(|w| {
+                    matches!(w.state, State::Write { .. })
+                        && w.full != e.full
+                        && w.full.starts_with(&e.full)
+                })
+        };
         let (first, rest): (Vec<_>, Vec<_>) = self
             .entries
             .iter()
             .enumerate()
-            .partition(|(_, e)| inside(e).is_some());
+            .partition(|(_, e)| inside(e).is_some() || in_the_way(e));
         first
             .into_iter()
             .chain(rest)
