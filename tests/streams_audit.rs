@@ -300,3 +300,127 @@ fn a_chat_call_may_start_at_an_unused_index_below_the_highest() {
         .message
         .contains("a fragment of a call that never started (index 3)"));
 }
+
+#[test]
+fn an_event_that_is_a_json_array_is_a_bad_event_in_every_api() {
+    // A derived struct takes an array as its fields by position; no server sends one.
+    let chat_call = r#"[[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}],null,null]"#;
+    for (api, data) in [
+        (Api::OpenAiChat, chat_call),
+        (Api::OpenAiResponses, r#"["response.completed",null]"#),
+        (
+            Api::OpenAiResponses,
+            r#"["response.not_a_type_we_know",null]"#,
+        ),
+        (Api::AnthropicMessages, r#"["message_stop",null,null,null]"#),
+    ] {
+        let (calls, summary) = read(api, &format!("data: {data}\n\ndata: [DONE]\n\n"));
+        assert!(calls.is_empty(), "{api:?}");
+        let error = summary.error.expect("an error");
+        assert_eq!(
+            (error.kind.name(), error.offset),
+            ("bad_event", 0),
+            "{api:?}"
+        );
+        assert!(!summary.ended_cleanly);
+    }
+    // JSON that is not even that stays `not_json`.
+    let (_, cut) = read(Api::AnthropicMessages, "data: [1,\n\n");
+    assert_eq!(cut.error.map(|e| e.kind.name()), Some("not_json"));
+}
+
+/// An Anthropic message: one tool block whose deltas are `deltas`, stopped, `tool_use`, then
+/// `message_stop` and `after`.
+fn anthropic_tool(deltas: &[(&str, &str)], after: &[(&str, &str)]) -> String {
+    let mut list = vec![
+        ("message_start", r#"{"type":"message_start","message":{}}"#),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"shell","input":{}}}"#,
+        ),
+    ];
+    let deltas: Vec<String> = deltas
+        .iter()
+        .map(|(kind, field)| {
+            format!(
+                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"{kind}",{field}}}}}"#
+            )
+        })
+        .collect();
+    list.extend(deltas.iter().map(|d| ("content_block_delta", d.as_str())));
+    list.extend_from_slice(&[
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"}}"#,
+        ),
+        ("message_stop", r#"{"type":"message_stop"}"#),
+    ]);
+    list.extend_from_slice(after);
+    events(&list)
+}
+
+#[test]
+fn a_ping_after_message_stop_is_taken_and_any_other_event_is_not() {
+    let ping = ("ping", r#"{"type":"ping"}"#);
+    let input = [(
+        "input_json_delta",
+        r#""partial_json":"{\"command\":\"ls\"}""#,
+    )];
+    let (calls, summary) = read(
+        Api::AnthropicMessages,
+        &anthropic_tool(&input, &[ping, ping]),
+    );
+    assert_eq!(ids(&calls), ["t1"]);
+    assert!(summary.ended_cleanly && summary.error.is_none());
+    let late = ("message_delta", r#"{"type":"message_delta","delta":{}}"#);
+    let (calls, summary) = read(
+        Api::AnthropicMessages,
+        &anthropic_tool(&input, &[ping, late]),
+    );
+    assert_eq!(ids(&calls), ["t1"]);
+    assert_eq!(summary.error.map(|e| e.kind.name()), Some("after_end"));
+}
+
+#[test]
+fn a_delta_of_another_type_in_a_tool_block_leaves_its_input_unknown() {
+    // `rm -rf build` then a fragment in a delta type this reader does not know, then the rest:
+    // the joined input parses, but it is not what the model wrote.
+    let deltas = [
+        (
+            "input_json_delta",
+            r#""partial_json":"{\"command\":\"rm -rf build""#,
+        ),
+        ("new_json_delta", r#""partial_json":"/tmp""#),
+        ("input_json_delta", r#""partial_json":"\"}""#),
+    ];
+    let body = anthropic_tool(&deltas, &[]);
+    let (calls, read_body) = read(Api::AnthropicMessages, &body);
+    assert!(calls.is_empty());
+    let error = read_body.error.expect("an error");
+    assert_eq!(error.kind.name(), "bad_event");
+    assert_eq!(error.offset, body.find("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"new").unwrap() as u64);
+    let incomplete: Vec<&str> = read_body.incomplete.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(incomplete, ["t1"]);
+    // In a text block the same delta is skipped: text is never executed.
+    let text = events(&[
+        ("message_start", r#"{"type":"message_start","message":{}}"#),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"new_text_delta","x":1}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        ("message_stop", r#"{"type":"message_stop"}"#),
+    ]);
+    assert!(summary(Api::AnthropicMessages, &text).ended_cleanly);
+}

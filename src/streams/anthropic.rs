@@ -6,7 +6,9 @@
 //!   redacted thinking) are skipped and counted, and so are their deltas.
 //! - `content_block_delta`: `input_json_delta` appends `partial_json` to the call;
 //!   `text_delta` is text, `thinking_delta` reasoning; `signature_delta` and
-//!   `citations_delta` are known and ignored; other delta types are skipped and counted.
+//!   `citations_delta` are known and ignored in text and thinking blocks; other delta types
+//!   are skipped and counted there, and are a `bad_event` error in a tool block (they may hold
+//!   part of its input).
 //!   A delta for an index with no open block (never started, or already stopped) is an
 //!   `unknown_call` error.
 //! - `content_block_stop` finishes the block: a call is confirmed when its joined input parses
@@ -20,7 +22,8 @@
 //!   non-empty prefix of a JSON object never parses as one.
 //! - `message_delta` gives the `stop_reason` (`max_tokens` and `model_context_window_exceeded`,
 //!   the output cut by a token limit, are truncations); `message_stop` is the terminal event;
-//!   `error` is the server's error.
+//!   `error` is the server's error. After `message_stop` only a `ping` is taken (and ignored);
+//!   any other event is an `after_end` error.
 //! - The turn's usage ([`super::usage`]) is `message_start`'s `message.usage`, each member
 //!   replaced by the one of that name in a `message_delta`'s `usage`.
 
@@ -114,11 +117,15 @@ impl Anthropic {
         turn: &mut Turn,
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<(), StreamError> {
-        if turn.terminated {
-            return Err(turn.error(StreamErrorKind::AfterEnd, "an event after message_stop"));
-        }
         let event: MessageEvent<'_> = parse(data, turn)?;
         let kind = event_type(&event.kind, name);
+        if turn.terminated {
+            // `ping` anywhere: a keep-alive after the end is one too.
+            if kind == "ping" {
+                return Ok(());
+            }
+            return Err(turn.error(StreamErrorKind::AfterEnd, "an event after message_stop"));
+        }
         if !self.held.is_empty() {
             let stop_reason = event.delta.as_ref().and_then(|d| d.stop_reason.as_deref());
             let cut = match (kind.as_ref(), stop_reason) {
@@ -298,11 +305,25 @@ impl Anthropic {
                 &turn.required(delta.thinking, "a delta", "thinking")?,
                 on_event,
             ),
-            ("signature_delta" | "citations_delta", _) => Ok(()),
-            (kind @ ("input_json_delta" | "text_delta" | "thinking_delta"), _) => Err(turn.error(
+            ("signature_delta" | "citations_delta", Open::Text) => Ok(()),
+            // A tool block's input comes in `input_json_delta`s only: a delta of another type
+            // may hold part of it, so the input can no longer be known whole.
+            (kind, Open::Call { .. }) => Err(turn.error(
                 StreamErrorKind::BadEvent,
                 format!(
-                    "a {kind} for block {} of another type",
+                    "a {} for tool block {}, whose input comes in input_json_deltas",
+                    if kind.is_empty() {
+                        "delta without a type"
+                    } else {
+                        kind
+                    },
+                    event.index.unwrap_or(0)
+                ),
+            )),
+            ("input_json_delta", Open::Text) => Err(turn.error(
+                StreamErrorKind::BadEvent,
+                format!(
+                    "an input_json_delta for block {}, which is not a tool block",
                     event.index.unwrap_or(0)
                 ),
             )),

@@ -384,7 +384,8 @@ fn line_error(e: jsonl::LineTooLong) -> StreamError {
     }
 }
 
-/// The JSON of an event, or a `not_json` error at the event.
+/// The JSON object of an event, or a `not_json` error at the event (`bad_event` for JSON that
+/// is not an object).
 /// JSON text is UTF-8 (RFC 8259): an event with other bytes, even in a field this reader
 /// skips, is not JSON (serde_json checks only the strings it reads).
 fn parse<'a, T: serde::Deserialize<'a>>(data: &'a [u8], turn: &Turn) -> Result<T, StreamError> {
@@ -399,6 +400,15 @@ fn parse<'a, T: serde::Deserialize<'a>>(data: &'a [u8], turn: &Turn) -> Result<T
             ),
         )
     })?;
+    // Every event of the three APIs is an object; a derived struct would also take an array
+    // (its fields by position), which no server sends.
+    if !text.trim_start().starts_with('{') {
+        let kind = match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Ok(_) => StreamErrorKind::BadEvent,
+            Err(_) => StreamErrorKind::NotJson,
+        };
+        return Err(turn.error(kind, format!("not a JSON object: {}", shown(data))));
+    }
     serde_json::from_str(text).map_err(|e| {
         let kind = if e.is_data() {
             StreamErrorKind::BadEvent

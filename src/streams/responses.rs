@@ -162,7 +162,10 @@ impl Responses {
         }
         let event: ResponseEvent<'_> = match parse(data, turn) {
             Ok(event) => event,
-            Err(e) if e.kind == StreamErrorKind::BadEvent => {
+            Err(e)
+                if e.kind == StreamErrorKind::BadEvent
+                    && data.trim_ascii_start().starts_with(b"{") =>
+            {
                 // The fields did not fit: fine for a type this reader does not know.
                 let kind = serde_json::from_slice::<TypeOnly>(data)
                     .ok()
