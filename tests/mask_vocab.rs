@@ -462,3 +462,41 @@ fn bad_rank_files_and_raw_ids_are_clear_errors() {
         "EOS must be a special token"
     );
 }
+
+/// An encoder that answers these ids whatever the text.
+struct FixedIds(Vec<u32>);
+
+impl frontier::mask::vocab::Encoder for FixedIds {
+    fn encode(&self, _: &str) -> Result<Vec<u32>, frontier::mask::VocabError> {
+        Ok(self.0.clone())
+    }
+}
+
+#[test]
+fn ids_that_do_not_spell_the_text_are_an_encoder_mismatch() {
+    use frontier::contract::ErrorKind as _;
+    use frontier::mask::vocab::VocabBuilder;
+    let with = |ids: &[u32]| {
+        let mut builder = VocabBuilder::new();
+        builder.normal(0, b"ab".to_vec()).unwrap();
+        builder.normal(1, b"c".to_vec()).unwrap();
+        builder.special(3, "<|eot|>").unwrap();
+        builder.eos(3);
+        let vocab = builder.build().unwrap();
+        vocab.with_encoder(Arc::new(FixedIds(ids.to_vec())))
+    };
+    // Normal tokens by their bytes, special ones by their names.
+    assert_eq!(with(&[0, 1, 3]).encode("abc<|eot|>").unwrap(), [0, 1, 3]);
+    for (ids, text) in [
+        (&[1, 0][..], "abc"), // another order
+        (&[0, 2, 1], "abc"),  // a hole
+        (&[0, 9], "abc"),     // past the vocabulary
+        (&[0], "abc"),        // the text's end not reached
+        (&[0, 1, 1], "abc"),  // past the text's end
+        (&[3], "abc"),        // a special token for text
+    ] {
+        let e = with(ids).encode(text).unwrap_err();
+        assert_eq!(e.kind, VocabErrorKind::EncoderMismatch, "{ids:?}");
+        assert_eq!(e.kind.as_str(), "encoder_mismatch");
+    }
+}

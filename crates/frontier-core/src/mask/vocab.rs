@@ -77,6 +77,9 @@ pub enum VocabErrorKind {
     UnknownEos,
     /// Encoding text was asked of a vocabulary that has no tokenizer for it.
     NoEncoder,
+    /// The tokenizer's ids do not spell the text in this vocabulary (a file whose tokenizer
+    /// numbers its tokens otherwise than its token table, a normalizer that rewrites text).
+    EncoderMismatch,
 }
 
 impl crate::contract::ErrorKind for VocabErrorKind {
@@ -93,6 +96,7 @@ impl crate::contract::ErrorKind for VocabErrorKind {
             VocabErrorKind::IdOutOfRange => "id_out_of_range",
             VocabErrorKind::UnknownEos => "unknown_eos",
             VocabErrorKind::NoEncoder => "no_encoder",
+            VocabErrorKind::EncoderMismatch => "encoder_mismatch",
         }
     }
 }
@@ -467,15 +471,54 @@ impl Vocabulary {
         self.line_text[kind.index()].get_or_init(|| LineTextTable::build(self, kind))
     }
 
-    /// The ids `text` has with this vocabulary's own tokenizer.
+    /// The ids `text` has with this vocabulary's own tokenizer. The ids must spell `text`
+    /// back, each normal token by its bytes and each special token by its name: masks over
+    /// ids that spell another text would be the masks of that text, so a tokenizer that
+    /// disagrees with the token table is an `encoder_mismatch` error naming the first token
+    /// that departs.
     pub fn encode(&self, text: &str) -> Result<Vec<u32>, VocabError> {
-        match &self.encoder {
-            Some(encoder) => encoder.encode(text),
-            None => Err(VocabError::new(
+        let Some(encoder) = &self.encoder else {
+            return Err(VocabError::new(
                 VocabErrorKind::NoEncoder,
                 "this vocabulary has no tokenizer to encode text with",
-            )),
+            ));
+        };
+        let ids = encoder.encode(text)?;
+        let mut rest = text.as_bytes();
+        for (index, &id) in ids.iter().enumerate() {
+            let spelled = match self.kind(id) {
+                Some(TokenKind::Normal) => self.bytes(id),
+                Some(TokenKind::Special | TokenKind::Eos) => {
+                    self.special_name(id).unwrap_or("").as_bytes()
+                }
+                Some(TokenKind::Hole) | None => &[],
+            };
+            match rest.strip_prefix(spelled).filter(|_| !spelled.is_empty()) {
+                Some(after) => rest = after,
+                None => {
+                    return Err(VocabError::new(
+                        VocabErrorKind::EncoderMismatch,
+                        format!(
+                            "the tokenizer's token {index} (id {id}) is not the text's bytes at \
+                             {} in this vocabulary (the table gives {:?}): the tokenizer and \
+                             the token table disagree",
+                            text.len() - rest.len(),
+                            String::from_utf8_lossy(spelled)
+                        ),
+                    ));
+                }
+            }
         }
+        if !rest.is_empty() {
+            return Err(VocabError::new(
+                VocabErrorKind::EncoderMismatch,
+                format!(
+                    "the tokenizer's ids spell only the first {} bytes of the text",
+                    text.len() - rest.len()
+                ),
+            ));
+        }
+        Ok(ids)
     }
 
     /// This vocabulary with `encoder` as its tokenizer.
