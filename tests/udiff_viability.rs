@@ -92,3 +92,46 @@ fn every_allowed_byte_leaves_a_viable_prefix() {
         }
     }
 }
+
+#[test]
+fn hunk_ranges_share_a_mask_key_when_only_their_starts_differ() {
+    // The starts are reported, never checked: two headers with the same counts at other lines
+    // are one mask-cache entry at every byte of their ranges, and take the same continuations.
+    let state = |prefix: &[u8]| {
+        let mut m = UdiffParser::new(Mode::Git, Limits::default()).recognizer();
+        assert!(prefix.iter().all(|&b| m.try_byte(b)));
+        m
+    };
+    let head = b"--- a/f\n+++ b/f\n@@ -".to_vec();
+    // (The starts have as many digits: a number's digit count is bounded, so it is kept.)
+    let (one, two): (&[u8], &[u8]) = (b"17,2 +170,3 @@", b"93,2 +452,3 @@");
+    let stops = |r: &[u8]| -> Vec<usize> {
+        // The points after `-N`, `,2`, ` +M`, `,3`: the same field in both.
+        let comma = r.iter().position(|&b| b == b',').unwrap();
+        let plus = r.iter().position(|&b| b == b'+').unwrap();
+        let comma2 = plus + r[plus..].iter().position(|&b| b == b',').unwrap();
+        vec![comma, comma + 2, comma2, comma2 + 2]
+    };
+    let continuations: [&[u8]; 6] = [
+        b"\n a\n-b\n+c\n+d\n",
+        b"\n a\n+c\n",
+        b" @@\n a\n",
+        b"5 +1 @@\n",
+        b"\n-a\n-b\n",
+        b",",
+    ];
+    assert_eq!(stops(one), stops(two));
+    for (&a, &b) in stops(one).iter().zip(&stops(two)) {
+        let x = state(&[&head[..], &one[..a]].concat());
+        let y = state(&[&head[..], &two[..b]].concat());
+        assert_eq!(x.mask_key(64), y.mask_key(64), "at {a} / {b}");
+        for rest in continuations {
+            let takes = |mut m: UdiffMachine| rest.iter().all(|&c| m.try_byte(c));
+            assert_eq!(takes(x), takes(y), "{:?}", String::from_utf8_lossy(rest));
+        }
+    }
+    // Counts decide: `,2` and `,3` are other keys.
+    let x = state(&[&head[..], b"17,2"].concat());
+    let y = state(&[&head[..], b"17,3"].concat());
+    assert_ne!(x.mask_key(64), y.mask_key(64));
+}

@@ -149,14 +149,21 @@ impl Recognizer for UdiffMachine {
         if left > room {
             key.line_len = self.max_line - room;
         }
-        // The ranges are read only while a hunk header's ranges are (`@@ -` sets them first).
-        if !matches!(
+        // The ranges are read only while a hunk header's ranges are (`@@ -` sets them first),
+        // and only the counts decide what may follow: the starts are reported, never checked.
+        // A count of `lines` or more (typed so far, or the default 1 not yet replaced) stays
+        // so as digits are added and outlasts every body line within the horizon, as the
+        // hunk's own counts in the key do: hunks of the same counts at other lines share it.
+        if matches!(
             self.pos,
             Pos::Value {
                 value: Value::Range(_),
                 ..
             }
         ) {
+            let [_, old, _, new] = self.nums;
+            key.nums = [0, old.min(lines), 0, new.min(lines)];
+        } else {
             key.nums = [0; 4];
         }
         key
