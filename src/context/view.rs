@@ -20,11 +20,12 @@ use super::tokens::{Measure, TokenCounter};
 pub struct Message {
     /// `system`, `user`, `assistant` or `tool`.
     pub role: &'static str,
-    /// The text.
-    pub content: String,
-    /// A tool message's call id.
+    /// A tool message's call id (before the content, as CPAT's `renderBlock` builds it: the
+    /// fields serialise in this order).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// The text.
+    pub content: String,
     /// An assistant message's calls.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<ToolCall>>,
@@ -273,4 +274,37 @@ pub fn count(messages: &[Message], tokens: &dyn TokenCounter) -> u64 {
         .map(|m| tokens.count(&m.content))
         .sum::<u64>()
         + 4 * messages.len() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_serialise_their_fields_in_cpat_order() {
+        // CPAT's renderBlock: `{role:"tool", tool_call_id, content}`, and an assistant's
+        // `{role, content, tool_calls, reasoning_content}`; `JSON.stringify` keeps that order.
+        let tool = Message {
+            role: "tool",
+            content: "[block:tool_004]\nR".into(),
+            tool_call_id: Some("c1".into()),
+            tool_calls: None,
+            reasoning_content: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&tool).unwrap(),
+            r#"{"role":"tool","tool_call_id":"c1","content":"[block:tool_004]\nR"}"#
+        );
+        let assistant = Message {
+            role: "assistant",
+            content: String::new(),
+            tool_call_id: None,
+            tool_calls: Some(Vec::new()),
+            reasoning_content: Some("r".into()),
+        };
+        assert_eq!(
+            serde_json::to_string(&assistant).unwrap(),
+            r#"{"role":"assistant","content":"","tool_calls":[],"reasoning_content":"r"}"#
+        );
+    }
 }
