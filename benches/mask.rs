@@ -1,12 +1,13 @@
 //! Token masks over real vocabularies, side by side with llguidance 1.9 in the same run.
 //!
 //! Vocabularies: tiktoken's o200k_base and cl100k_base (built in), and, when
-//! `benches/vocabs/fetch.py` has written them into `target/vocabs/`, Mistral's Tekken (131,072
-//! ids, byte-level BPE in tiktoken's style) and its SentencePiece v1 model (32,000 ids, byte
-//! fallback) as a `tokenizer.json`; an absent file is said so and skipped.
+//! `benches/vocabs/fetch.py` has written them into `target/vocabs/`, Meta's Llama-3 (128,256
+//! ids, a tiktoken rank file), Mistral's Tekken (131,072 ids, byte-level BPE in tiktoken's
+//! style) and its SentencePiece v1 model (32,000 ids, byte fallback) as a `tokenizer.json`;
+//! an absent file is said so and skipped.
 //!
 //! Workloads, each a list of sequences (every sequence starts a new matcher), tokenized with
-//! the vocabulary's own BPE (Tekken: tiktoken-rs's BPE over its ranks and split pattern; the
+//! the vocabulary's own BPE (Llama-3, Tekken: tiktoken-rs's BPE over its ranks and split pattern; the
 //! SentencePiece file has no encoder here, so its text is cut by longest match):
 //! - `apply_patch`: strict mode on every `corpora/apply_patch/*.patch` and conformance
 //!   `patch.txt` that strict mode accepts whole, except the large one below;
@@ -129,7 +130,7 @@ fn ctl_sample(longest_token: u32) -> Vec<u8> {
     out
 }
 
-/// BPE over a rank file's ranks and split pattern (Tekken), through tiktoken-rs.
+/// BPE over a rank file's ranks and split pattern (Llama-3, Tekken), through tiktoken-rs.
 struct RankEncoder(tiktoken_rs::CoreBPE);
 
 impl Encoder for RankEncoder {
@@ -138,8 +139,10 @@ impl Encoder for RankEncoder {
     }
 }
 
-fn load_tekken() -> Option<Vocabulary> {
-    let base = Path::new(VOCAB_DIR).join("tekken_240911");
+/// A rank file written by `benches/vocabs/fetch.py` (`NAME.tiktoken`, with `.specials` and
+/// `.pattern` beside it), its EOS the special tokens named `eos`, with its own BPE attached.
+fn load_rank_vocab(name: &str, eos: &[&str]) -> Option<Vocabulary> {
+    let base = Path::new(VOCAB_DIR).join(name);
     let ranks = base.with_extension("tiktoken");
     let (Ok(specials), Ok(pattern)) = (
         std::fs::read_to_string(base.with_extension("specials")),
@@ -154,8 +157,11 @@ fn load_tekken() -> Option<Vocabulary> {
             (name.to_owned(), id.parse().unwrap())
         })
         .collect();
-    let eos = specials.iter().find(|(n, _)| n == "</s>").unwrap().1;
-    let vocab = tiktoken::from_rank_file(&ranks, &specials, &[eos]).ok()?;
+    let eos: Vec<u32> = eos
+        .iter()
+        .map(|e| specials.iter().find(|(n, _)| n == e).unwrap().1)
+        .collect();
+    let vocab = tiktoken::from_rank_file(&ranks, &specials, &eos).ok()?;
     // tiktoken-rs's maps use its own hasher: `collect` and `default` infer it.
     let encoder = vocab
         .normal_tokens()
@@ -165,6 +171,13 @@ fn load_tekken() -> Option<Vocabulary> {
     Some(vocab.with_encoder(Arc::new(RankEncoder(bpe))))
 }
 
+/// The rank-file vocabularies of `fetch.py`: bench name, file name, EOS names.
+const RANK_VOCABS: [(&str, &str, &[&str]); 2] = [
+    // One EOS each: llguidance's `TokRxInfo` takes one, and the masks are compared.
+    ("llama3", "llama3", &["<|eot_id|>"]),
+    ("tekken", "tekken_240911", &["</s>"]),
+];
+
 const WORKLOADS: [&str; 5] = [
     "apply_patch",
     "apply_patch_git",
@@ -172,7 +185,13 @@ const WORKLOADS: [&str; 5] = [
     "ctl_extended",
     "udiff",
 ];
-const VOCABS: [&str; 4] = ["o200k_base", "cl100k_base", "tekken", "sentencepiece"];
+const VOCABS: [&str; 5] = [
+    "o200k_base",
+    "cl100k_base",
+    "llama3",
+    "tekken",
+    "sentencepiece",
+];
 
 /// Whether `MASK_BENCH_ONLY` lets `name` (one of `kind`) run: it names it, or names none of
 /// `kind`.
@@ -200,16 +219,20 @@ fn vocabularies() -> Vec<(String, Arc<Vocabulary>)> {
         );
         out.push((which.name().to_owned(), Arc::new(vocab)));
     }
-    let start = Instant::now();
-    match selected("tekken", &VOCABS).then(load_tekken) {
-        None => {}
-        Some(Some(vocab)) => {
-            println!("mask vocab tekken: load {:.1} ms", ms(start.elapsed()));
-            out.push(("tekken".to_owned(), Arc::new(vocab)));
+    for (name, file, eos) in RANK_VOCABS {
+        if !selected(name, &VOCABS) {
+            continue;
         }
-        Some(None) => println!(
-            "mask vocab tekken: absent ({VOCAB_DIR}/tekken_240911.*; run benches/vocabs/fetch.py)"
-        ),
+        let start = Instant::now();
+        match load_rank_vocab(file, eos) {
+            Some(vocab) => {
+                println!("mask vocab {name}: load {:.1} ms", ms(start.elapsed()));
+                out.push((name.to_owned(), Arc::new(vocab)));
+            }
+            None => println!(
+                "mask vocab {name}: absent ({VOCAB_DIR}/{file}.*; run benches/vocabs/fetch.py)"
+            ),
+        }
     }
     let sp = Path::new(VOCAB_DIR).join("sp_v1/tokenizer.json");
     if !selected("sentencepiece", &VOCABS) {

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""Real tokenizer vocabularies for `cargo bench --bench mask`, from the PyPI wheel of
-mistral-common 1.13.1 (nothing comes from a model hub).
+"""Real tokenizer vocabularies for `cargo bench --bench mask`, from the PyPI wheels of
+mistral-common 1.13.1 and llama-models 0.3.0 (nothing comes from a model hub).
 
-The wheel ships two kinds of tokenizer file:
+mistral-common's wheel ships two kinds of tokenizer file:
 
 - `tekken_240911.json`: Tekken, a byte-level BPE of 131,072 ids in tiktoken's style (ranks
   with base64 bytes in its own JSON; the first 1,000 ids are special tokens, ranks follow);
 - `tokenizer.model.v1`: a SentencePiece BPE model of 32,000 ids with byte fallback (the
   Mistral-7B v0.1 tokenizer, the same shape as Llama-2's).
 
-This script downloads the wheel with pip into the cache directory (default
+llama-models' wheel ships Meta's Llama-3 tokenizer, `llama_models/llama3/tokenizer.model`: a
+tiktoken rank file of 128,000 ranks, whose 256 special tokens (ids 128,000-128,255) and split
+pattern are defined in `llama_models/llama3/tokenizer.py` (copied below), 128,256 ids in all.
+
+This script downloads each wheel with pip into the cache directory (default
 `target/vocabs/`, beside the project's build output), checks its SHA-256, and writes files
 the project loads:
 
@@ -17,6 +21,9 @@ the project loads:
   below 131,072 - 1,000 (what mistral-common keeps); `tekken_240911.specials`: one `id SP
   name` a line for ids 0-999 (`</s>`, id 2, is EOS); `tekken_240911.pattern`: the split
   pattern of the file's config, so a BPE encoder can be built from the ranks;
+- `llama3.tiktoken` (the rank file as shipped), `llama3.specials` (one `id SP name` a line,
+  ids 128,000-128,255; the bench takes `<|eot_id|>`, 128,009, the end of an instruct turn, as
+  EOS), `llama3.pattern`;
 - `sp_v1/tokenizer.json`: the SentencePiece model as a Hugging Face `tokenizer.json`
   (model `BPE` with `byte_fallback`, its vocabulary by id, the `<unk>`, `<s>`, `</s>`
   control pieces as special added tokens, a `Replace`/`ByteFallback` decoder), and
@@ -40,6 +47,22 @@ import zipfile
 WHEEL = "mistral_common-1.13.1-py3-none-any.whl"
 WHEEL_SHA256 = "98b4d0755b8d90bf4691fa8f1b70cb3b4a8cd4dc1653c4ed08ef3d1c7d2c29af"
 TEKKEN = "mistral_common/data/tekken_240911.json"
+LLAMA_WHEEL = "llama_models-0.3.0-py3-none-any.whl"
+LLAMA_WHEEL_SHA256 = "7f77f78ff13fca09f70d76a376aff6414cd901623fb9d57e69c2f8367a73032f"
+LLAMA3_MODEL = "llama_models/llama3/tokenizer.model"
+LLAMA3_RANKS = 128_000
+# `llama_models/llama3/tokenizer.py`: its named special tokens in id order from 128,000, then
+# `<|reserved_special_token_{2 + i}|>` up to 256 in all, and `Tokenizer.pat_str`.
+LLAMA3_SPECIALS = [
+    "<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
+    "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>", "<|step_id|>",
+    "<|start_header_id|>", "<|end_header_id|>", "<|eom_id|>", "<|eot_id|>", "<|python_tag|>",
+    "<|image|>",
+]
+LLAMA3_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
 SP_MODEL = "mistral_common/data/tokenizer.model.v1"
 
 # mistral-common's defaults for a Tekken file without a `special_tokens` list (its
@@ -52,18 +75,18 @@ TEKKEN_SPECIALS = [
 ]
 
 
-def fetch_wheel(cache):
-    path = os.path.join(cache, WHEEL)
+def fetch_wheel(cache, wheel, requirement, sha256):
+    path = os.path.join(cache, wheel)
     if not os.path.exists(path):
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
-             "mistral-common==1.13.1", "-d", cache],
+             requirement, "-d", cache],
             check=True,
         )
     with open(path, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
-    if digest != WHEEL_SHA256:
-        sys.exit(f"{path}: SHA-256 {digest}, expected {WHEEL_SHA256}")
+    if digest != sha256:
+        sys.exit(f"{path}: SHA-256 {digest}, expected {sha256}")
     return path
 
 
@@ -92,6 +115,28 @@ def write_tekken(wheel, cache):
             f.write(f"{rank} {name}\n")
     with open(out + ".pattern", "w") as f:
         f.write(config["pattern"])
+    os.replace(out + ".tiktoken.tmp", out + ".tiktoken")
+
+
+def write_llama3(wheel, cache):
+    out = os.path.join(cache, "llama3")
+    if os.path.exists(out + ".tiktoken"):
+        return
+    with zipfile.ZipFile(wheel) as z:
+        ranks = z.read(LLAMA3_MODEL)
+    count = len(ranks.splitlines())
+    if count != LLAMA3_RANKS:
+        sys.exit(f"{LLAMA3_MODEL}: {count} ranks, expected {LLAMA3_RANKS}")
+    names = LLAMA3_SPECIALS + [
+        f"<|reserved_special_token_{2 + i}|>" for i in range(256 - len(LLAMA3_SPECIALS))
+    ]
+    with open(out + ".specials", "w") as f:
+        for i, name in enumerate(names):
+            f.write(f"{LLAMA3_RANKS + i} {name}\n")
+    with open(out + ".pattern", "w") as f:
+        f.write(LLAMA3_PATTERN)
+    with open(out + ".tiktoken.tmp", "wb") as f:
+        f.write(ranks)
     os.replace(out + ".tiktoken.tmp", out + ".tiktoken")
 
 
@@ -197,11 +242,13 @@ def write_sentencepiece(wheel, cache):
 def main():
     cache = sys.argv[1] if len(sys.argv) > 1 else os.path.join("target", "vocabs")
     os.makedirs(cache, exist_ok=True)
-    wheel = fetch_wheel(cache)
+    wheel = fetch_wheel(cache, WHEEL, "mistral-common==1.13.1", WHEEL_SHA256)
     write_tekken(wheel, cache)
     write_sentencepiece(wheel, cache)
-    print(f"vocabularies in {cache}: tekken_240911.tiktoken (+ .specials, .pattern), "
-          "sp_v1/tokenizer.json")
+    llama = fetch_wheel(cache, LLAMA_WHEEL, "llama-models==0.3.0", LLAMA_WHEEL_SHA256)
+    write_llama3(llama, cache)
+    print(f"vocabularies in {cache}: tekken_240911.tiktoken, llama3.tiktoken (each with "
+          ".specials, .pattern), sp_v1/tokenizer.json")
 
 
 if __name__ == "__main__":
