@@ -185,6 +185,21 @@ fn units_are_counted_once() {
     );
 }
 
+/// Strict mode's Update ends at the LF of `*** End of File` (nothing of it can follow in the
+/// grammar); codex mode's stays open there, since Codex's parser takes more chunks after it.
+#[test]
+fn strict_update_ends_with_its_end_of_file_line() {
+    let cut = b"*** Begin Patch\n*** Update File: a\n@@\n-x\n+y\n*** End of File\n";
+    assert_eq!(units(StrictParser::default(), cut), (1, 1));
+    assert_eq!(units(CodexParser::new(), cut), (0, 1));
+    let mut parser = StrictParser::default();
+    parser.push(cut, &mut |_| {}).unwrap();
+    assert_eq!(parser.confirmed(), cut.len() as u64);
+    let verdict = parser.finish(&mut |_| {}).verdict;
+    assert_eq!(verdict.as_str(), "incomplete");
+    assert_eq!(verdict.unclosed().map(|u| u.construct), Some("patch"));
+}
+
 fn assemble<P: PushParser>(parser: P, bytes: &[u8]) -> Vec<FileOperation>
 where
     for<'e> P::Event<'e>: Into<frontier::apply_patch::PatchEvent<'e>>,
@@ -237,12 +252,13 @@ fn assembler_builds_operations() {
             .unwrap();
     }
     let at = |s: &str| String::from_utf8_lossy(patch).find(s).unwrap();
-    // The Update when the next header's marker is complete, the Add likewise, the Delete at
-    // the LF of its own header (nothing can belong to a Delete).
+    // The Update at the LF of its `*** End of File` (the strict grammar ends an Update's
+    // change there), the Add when the next header's marker is complete, the Delete at the LF
+    // of its own header (nothing can belong to a Delete).
     let delete = at("*** Delete File: b");
     assert_eq!(
         arrivals,
-        vec![at("*** Add File: a") + 13, delete + 16, delete + 18]
+        vec![at("*** Add File: a") - 1, delete + 16, delete + 18]
     );
 }
 

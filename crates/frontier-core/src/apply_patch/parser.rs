@@ -111,9 +111,11 @@ impl StrictParser {
             }
             Step::TextEnd(TextKind::Line) => on_event(PatchEvent::LineEnd),
             Step::TextEnd(_) => on_event(PatchEvent::HeaderEnd),
+            // The grammar lets nothing of the Update follow `*** End of File` (`change` ends
+            // with it), so its LF closes the file operation as well as the chunk.
             Step::EndOfFile => {
                 on_event(PatchEvent::EndOfFile);
-                self.frame.close_chunk(on_event);
+                self.frame.close_file(on_event);
             }
             Step::EndPatch => {
                 self.frame.close_file(on_event);
