@@ -35,6 +35,20 @@ fn apply_patch_prints_what_changed() {
     );
 }
 
+/// A path with control characters is listed with them escaped, as error messages are; the
+/// file itself gets the name the patch gave.
+#[test]
+fn the_listing_escapes_control_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let patch = b"*** Begin Patch\n*** Add File: a\rb\x1b[31m\n+x\n*** End Patch\n";
+    let (code, out, err) = frontier(dir.path(), &["--lang", "apply_patch", "-"], patch);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (0, "A a\\rb\\x1b[31m\n", "")
+    );
+    assert_eq!(fs::read(dir.path().join("a\rb\x1b[31m")).unwrap(), b"x\n");
+}
+
 #[test]
 fn failures_say_why_and_change_nothing_under_safe() {
     let dir = tempfile::tempdir().unwrap();

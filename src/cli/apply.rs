@@ -223,6 +223,6 @@ fn say_undone(error: &frontier::apply::ApplyError) {
 fn print_changes(changes: &[Change]) {
     let mut out = io::stdout().lock();
     for c in changes {
-        let _ = writeln!(out, "{} {}", c.kind.letter(), c.path);
+        let _ = writeln!(out, "{} {}", c.kind.letter(), display::escaped(&c.path));
     }
 }

@@ -324,7 +324,7 @@ impl Applier {
                         "frontier: call {:?} applied: {} {}",
                         call.id,
                         c.kind.letter(),
-                        c.path
+                        display::escaped(&c.path)
                     );
                 }
             }
