@@ -518,6 +518,53 @@ fn consecutive_reads_run_in_parallel() {
 }
 
 #[test]
+fn a_refusal_is_recorded_after_the_results_of_the_calls_in_flight() {
+    // c2 is concurrency-safe by its shape, but its path climbs out of the workspace: its
+    // refusal waits for c1's result, so the transcript keeps call order.
+    let run = replay(
+        "refused_in_batch",
+        &[out(
+            call("c1", "list_dir", &[("path", ".")])
+                + &call("c2", "read_file", &[("path", "../outside")])
+                + &call("c3", "list_dir", &[("path", ".")]),
+            Finish::ToolCalls,
+        )],
+        1,
+        Toolset::Interactive,
+    );
+    let order: Vec<String> = run
+        .records
+        .iter()
+        .filter(|r| {
+            matches!(
+                r["type"].as_str(),
+                Some("tool_call" | "tool_result" | "refused")
+            )
+        })
+        .map(|r| {
+            format!(
+                "{}:{}",
+                r["type"].as_str().unwrap(),
+                r["id"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "tool_call:c1",
+            "tool_result:c1",
+            "tool_call:c2",
+            "refused:c2",
+            "tool_call:c3",
+            "tool_result:c3"
+        ],
+        "{}",
+        run.transcript
+    );
+}
+
+#[test]
 fn parallel_batches_are_capped() {
     let reads: String = (0..20)
         .map(|i| call(&format!("c{i}"), "list_dir", &[("path", ".")]))

@@ -1260,3 +1260,47 @@ fn git_reads_sources_before_the_diff_and_deletes_before_it_creates() {
     assert_eq!(snapshot(dir.path()), before);
     assert!(!git_apply_try(dir.path(), onto.as_bytes(), &[]));
 }
+
+#[test]
+fn hunkless_git_file_patches_with_names_agree_with_git_apply() {
+    // `git diff` never names the sides of a mode change, a rename or an empty new file; a
+    // model or another tool may. With a metadata line the pair needs no hunk (the file patch
+    // is complete at the `+++` line); without one `git apply` refuses "only garbage", and
+    // frontier refuses too (the file patch is cut off before its hunk).
+    let next = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-x\n+y\n";
+    let accepted = [
+        "diff --git a/f b/f\nold mode 100644\nnew mode 100755\n--- a/f\n+++ b/f\n".to_owned(),
+        format!("diff --git a/f b/f\nold mode 100644\nnew mode 100755\n--- a/f\n+++ b/f\n{next}"),
+        "diff --git a/x b/y\nsimilarity index 100%\nrename from x\nrename to y\n--- a/x\n+++ b/y\n"
+            .to_owned(),
+        "diff --git a/n b/n\nnew file mode 100644\n--- /dev/null\n+++ b/n\n".to_owned(),
+        "diff --git a/e b/e\ndeleted file mode 100644\n--- a/e\n+++ /dev/null\n".to_owned(),
+        format!("diff --git a/f b/f\nold mode 100644\nnew mode 100755\n--- a/f\n+++ b/f\nnot a patch\n{next}"),
+    ];
+    let refused = [
+        "diff --git a/f b/f\n--- a/f\n+++ b/f\n".to_owned(),
+        "diff --git a/f b/f\nindex 45b983b..45b983b 100644\n--- a/f\n+++ b/f\n".to_owned(),
+        "diff --git a/f b/f\ndeleted file mode 100644\n--- a/f\n+++ /dev/null\n".to_owned(),
+    ];
+    let setup = |root: &Path| {
+        write(root, "f", b"hi\n");
+        write(root, "e", b"");
+        write(root, "x", b"x\n");
+        fs::set_permissions(root.join("f"), fs::Permissions::from_mode(0o644)).unwrap();
+    };
+    for (diff, expected) in accepted
+        .iter()
+        .map(|d| (d, true))
+        .chain(refused.iter().map(|d| (d, false)))
+    {
+        let ours = tempfile::tempdir().unwrap();
+        let theirs = tempfile::tempdir().unwrap();
+        setup(ours.path());
+        setup(theirs.path());
+        let git_ok = git_apply_try(theirs.path(), diff.as_bytes(), &[]);
+        let ours_ok = frontier_try(ours.path(), diff.as_bytes(), UdiffParser::git(), 0);
+        assert_eq!(git_ok, expected, "git apply on\n{diff}");
+        assert_eq!(ours_ok.is_ok(), expected, "{ours_ok:?} on\n{diff}");
+        assert_eq!(snapshot(ours.path()), snapshot(theirs.path()), "{diff}");
+    }
+}

@@ -62,3 +62,8 @@ snap!(
     "model_git_header_hunks.diff",
     Mode::Git
 );
+snap!(
+    model_named_metadata_strict,
+    "model_named_metadata.diff",
+    Mode::Strict
+);

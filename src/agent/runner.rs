@@ -286,23 +286,22 @@ impl<'c> Executor<'c> {
         transcript: &mut Transcript<'_>,
     ) {
         let safe = policy::concurrency_safe(&call);
-        if !safe || self.in_flight.len() >= MAX_PARALLEL {
+        // Judged before anything is recorded, so that a refusal, like a result, is written
+        // after the results of the calls in flight: the transcript and the next message list
+        // them in call order.
+        let verdict = if self.tools_closed {
+            Err("tools_closed: the context is over the hard window; no call runs".to_owned())
+        } else {
+            policy::judge(&call, self.config.toolset, &self.config.workspace, patch)
+                .map_err(|refusal| refusal.reason())
+        };
+        if !safe || verdict.is_err() || self.in_flight.len() >= MAX_PARALLEL {
             self.drain(transcript);
         }
         transcript.tool_call(turn, &call);
-        if self.tools_closed {
-            let reason =
-                "tools_closed: the context is over the hard window; no call runs".to_owned();
-            transcript.refused(turn, &call.id, &reason);
-            self.results
-                .push((call.id, call.name, "refused", reason.into_bytes()));
-            return;
-        }
-        let action = match policy::judge(&call, self.config.toolset, &self.config.workspace, patch)
-        {
+        let action = match verdict {
             Ok(action) => action,
-            Err(refusal) => {
-                let reason = refusal.reason();
+            Err(reason) => {
                 transcript.refused(turn, &call.id, &reason);
                 self.results
                     .push((call.id, call.name, "refused", reason.into_bytes()));

@@ -102,6 +102,18 @@ pub const EXTENDED: KwSet = bit(OLD_MODE)
     | bit(DISSIMILARITY)
     | bit(INDEX);
 
+/// The extended header lines that change a file by themselves (its mode, its creation or
+/// deletion, a rename or a copy): a file patch holding one needs no hunk, as in `git apply`,
+/// which refuses a hunkless file patch without them as "only garbage".
+pub const METADATA: KwSet = bit(OLD_MODE)
+    | bit(NEW_MODE)
+    | bit(DELETED)
+    | bit(NEW_FILE)
+    | bit(COPY_FROM)
+    | bit(COPY_TO)
+    | bit(RENAME_FROM)
+    | bit(RENAME_TO);
+
 /// `FIRST[b]`: the keywords whose first byte is `b`, so that a line's first byte filters the
 /// candidates with one AND however many there are.
 const FIRST: [KwSet; 256] = {

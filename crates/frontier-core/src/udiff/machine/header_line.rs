@@ -276,7 +276,9 @@ impl UdiffMachine {
         let mut ends = 0;
         self.ctx = match (k, self.ctx) {
             (kw::DIFF_GIT, _) => Ctx::GitHdr { seen: 0 },
+            (kw::MINUS, Ctx::GitHdr { seen }) if seen & kw::METADATA != 0 => Ctx::MetaMinus,
             (kw::MINUS, _) => Ctx::AfterMinus,
+            (kw::PLUS, Ctx::MetaMinus) => Ctx::Hunks,
             (kw::PLUS, _) => Ctx::AfterPlus,
             (kw::BINARY_FILES, _) => {
                 ends = END_FILE;

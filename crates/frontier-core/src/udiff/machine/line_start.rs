@@ -151,7 +151,7 @@ impl UdiffMachine {
                 }
                 _ => Err(UnexpectedByte),
             },
-            Ctx::AfterMinus | Ctx::AfterPlus | Ctx::BinHdr => {
+            Ctx::AfterMinus | Ctx::MetaMinus | Ctx::AfterPlus | Ctx::BinHdr => {
                 let div = if self.fallback().is_some() {
                     Div::Abandon
                 } else {
@@ -224,7 +224,7 @@ impl UdiffMachine {
             Ctx::HunkDone { .. } | Ctx::Hunks => kw::bit(kw::ATAT_DASH),
             Ctx::Hunk { .. } => kw::bit(kw::ATAT) | kw::bit(kw::MINUS),
             Ctx::AfterBlock { first: true } => kw::bit(kw::LITERAL) | kw::bit(kw::DELTA),
-            Ctx::AfterMinus => kw::bit(kw::PLUS),
+            Ctx::AfterMinus | Ctx::MetaMinus => kw::bit(kw::PLUS),
             Ctx::AfterPlus if self.is_recount() => kw::bit(kw::ATAT),
             Ctx::AfterPlus => kw::bit(kw::ATAT_DASH),
             Ctx::BinHdr => kw::bit(kw::LITERAL) | kw::bit(kw::DELTA),

@@ -14,6 +14,10 @@
 //!   └──────────────────────────────────────────────────────────────── HunkDone
 //! ```
 //!
+//! A `---` line that closes a git header holding a metadata line (a mode change, a new or
+//! deleted file, a rename, a copy) leads to `MetaMinus` instead of `AfterMinus`, and its
+//! `+++` line to `Hunks`: that file patch needs no hunk, as in `git apply`.
+//!
 //! # Tentative headers
 //!
 //! In `git` and `recount` mode a `--- ` line is a file header only if `+++ ` and then `@@ -`
@@ -200,7 +204,7 @@ impl UdiffMachine {
         };
         Some(match self.pos {
             Pos::Start => match self.ctx {
-                Ctx::AfterMinus => Construct::FileHeader,
+                Ctx::AfterMinus | Ctx::MetaMinus => Construct::FileHeader,
                 Ctx::AfterPlus | Ctx::BinHdr => Construct::FilePatch,
                 Ctx::Hunk { .. } => Construct::Hunk,
                 Ctx::Base85 { .. } => Construct::BinaryBlock,

@@ -72,6 +72,10 @@ pub(crate) enum Ctx {
     AfterMinus,
     /// After a `+++ ` line: a hunk header must follow.
     AfterPlus,
+    /// After the `--- ` line of a git header that holds [`METADATA`](crate::udiff::keyword::METADATA) lines: the
+    /// `+++ ` line completes a file patch that needs no hunk (the context after it is
+    /// [`Ctx::Hunks`]).
+    MetaMinus,
     /// In a hunk body with `old` and `new` lines owed (`recount`: not counted). `bs`: a `\`
     /// line may come (the previous line was the last of a side).
     Hunk { old: u64, new: u64, bs: bool },
