@@ -96,15 +96,44 @@ fn a_healed_number_is_executed_with_the_wrong_value() {
     assert_ne!(executed[0], numbers.calls[0]);
 }
 
-#[test]
-fn the_cli_prints_the_stable_json_format() {
+fn truncate_json(extra: &[&str]) -> serde_json::Value {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_frontier"))
         .args(["truncate", "--json"])
+        .args(extra)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
     assert!(out.status.success());
-    let value: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_cli_prints_the_stable_json_format() {
+    // Exactly the specification's object: three keys, four baselines in its order.
+    let value = truncate_json(&[]);
+    let top: Vec<&str> = value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(top, ["streams", "calls", "baselines"]);
+    let names: Vec<&str> = value["baselines"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(names, ["ctl", "json_eof", "json_object", "json_healing"]);
+    // `--extended` adds the fifth runtime after `ctl`, the others unchanged.
+    let extended = truncate_json(&["--extended"]);
+    for name in truncation::SPEC_RUNTIMES {
+        assert_eq!(
+            extended["baselines"][name], value["baselines"][name],
+            "{name}"
+        );
+    }
+    let value = extended;
     assert_eq!(value["streams"], 6);
     assert_eq!(value["calls"], 26);
     let baselines = value["baselines"].as_object().unwrap();
@@ -176,4 +205,29 @@ fn the_extended_framing_carries_the_same_calls_without_counting() {
         inline > 10 && heredoc > 3,
         "{inline} inline, {heredoc} heredoc"
     );
+}
+
+#[test]
+fn a_stream_item_is_one_call_and_an_item_of_several_is_refused() {
+    // Each call's JSON ends where its item ends, so an item holding an OpenAI `tool_calls`
+    // list (or a nested array) would score its calls as one: it is refused, and the
+    // OpenAI shape of a single call is taken.
+    let one = serde_json::json!([
+        {"id": "a", "function": {"name": "x", "arguments": "{\"k\":1}"}},
+        {"id": "b", "name": "y", "arguments": {}}
+    ]);
+    let framed = frontier::truncation::framing::frame(&one).unwrap();
+    assert_eq!(framed.calls.len(), 2);
+    assert_eq!(framed.json_ends.len(), 2);
+    for several in [
+        serde_json::json!([{"tool_calls": [
+            {"id": "a", "function": {"name": "x", "arguments": "{}"}},
+            {"id": "b", "function": {"name": "y", "arguments": "{}"}}
+        ]}]),
+        serde_json::json!([[{"id": "a", "name": "x"}, {"id": "b", "name": "y"}]]),
+        serde_json::json!([{"tool_calls": []}]),
+    ] {
+        let e = frontier::truncation::framing::frame(&several).unwrap_err();
+        assert!(e.contains("one call each"), "{e}");
+    }
 }

@@ -15,9 +15,14 @@ pub struct Args {
     /// calls (default: the shipped `corpora/truncation`).
     #[arg(long)]
     corpus: Option<PathBuf>,
-    /// Print one JSON object (the stable format) instead of a table.
+    /// Print one JSON object (the stable format: the specification's four baselines)
+    /// instead of a table.
     #[arg(long)]
     json: bool,
+    /// With `--json`, also print the fifth runtime, `ctl_extended`, in `baselines` (after
+    /// `ctl`). The table and the chart always show it.
+    #[arg(long, requires = "json", conflicts_with = "providers")]
+    extended: bool,
     /// Also write a chart of calls executed correctly and wrongly per cut position.
     #[arg(long)]
     svg: Option<PathBuf>,
@@ -37,12 +42,21 @@ fn default_corpus() -> PathBuf {
     }
 }
 
-struct Baselines<'a>(&'a Report);
+/// The runtimes of `--json`: the specification's four, and `ctl_extended` when asked for.
+struct Baselines<'a> {
+    report: &'a Report,
+    extended: bool,
+}
 
 impl Serialize for Baselines<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.runtimes.len()))?;
-        for runtime in &self.0.runtimes {
+        let shown = self
+            .report
+            .runtimes
+            .iter()
+            .filter(|r| self.extended || truncation::SPEC_RUNTIMES.contains(&r.name));
+        let mut map = s.serialize_map(None)?;
+        for runtime in shown {
             map.serialize_entry(runtime.name, &runtime.tally)?;
         }
         map.end()
@@ -105,7 +119,10 @@ pub fn run(args: Args) -> Result<i32, String> {
         let json = JsonReport {
             streams: report.streams,
             calls: report.calls,
-            baselines: Baselines(&report),
+            baselines: Baselines {
+                report: &report,
+                extended: args.extended,
+            },
         };
         let line = serde_json::to_string(&json).map_err(|e| e.to_string())?;
         writeln!(std::io::stdout(), "{line}").map_err(|e| e.to_string())?;

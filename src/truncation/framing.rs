@@ -70,6 +70,17 @@ pub fn frame(source: &Value) -> Result<Framed, String> {
     let Value::Array(items) = source else {
         return Err("a stream is a JSON array of calls".into());
     };
+    // One call an item: where each call's JSON ends is where its item ends.
+    for (i, item) in items.iter().enumerate() {
+        let n = calls_from_value(item)
+            .map_err(|e| format!("item {i}: {e}"))?
+            .len();
+        if n != 1 {
+            return Err(format!(
+                "item {i} holds {n} calls: a stream is a JSON array of call objects, one call each"
+            ));
+        }
+    }
     let calls = calls_from_value(source).map_err(|e| e.to_string())?;
     let (ctl, ctl_ends) = frame_ctl(&calls, CtlMode::Strict)?;
     let (ctl_extended, ctl_extended_ends) = frame_ctl(&calls, CtlMode::Extended)?;

@@ -40,6 +40,10 @@ pub const RUNTIMES: [&str; 5] = [
     "json_healing",
 ];
 
+/// The runtimes of the specification's `truncate --json` (`../shared/spec/cli.md`), whose
+/// `baselines` object holds exactly these; `ctl_extended` is the project's fifth.
+pub const SPEC_RUNTIMES: [&str; 4] = ["ctl", "json_eof", "json_object", "json_healing"];
+
 /// Number of bins of the cut position in the curves.
 pub const BINS: usize = 40;
 
